@@ -1,0 +1,317 @@
+/*
+ * clove.h - fine-grained fork/join parallelism with heartbeat scheduling.
+ *
+ * Overview
+ * --------
+ * A clove_pool owns worker threads. clove_pool_run() makes the calling thread
+ * a worker and runs fn(t, arg); the clove_task *t it receives is that worker's
+ * context and must be passed down explicitly to everything that forks.
+ *
+ * clove_fork() does not start anything: it records, in a future that lives in
+ * the caller's stack frame, that fn(t, arg) *could* run on another worker.
+ * clove_join() then asks whether anyone took it. If nobody did (the common
+ * case), the caller runs the work itself as an ordinary call:
+ *
+ *     struct sum_arg { const node *n; int64_t result; };
+ *
+ *     static void sum_job(clove_task *t, void *p)
+ *     {
+ *         struct sum_arg *a = p;
+ *         a->result = sum(t, a->n);
+ *     }
+ *
+ *     int64_t sum(clove_task *t, const node *n)
+ *     {
+ *         int64_t s = n->value;
+ *         if (n->left && n->right) {
+ *             clove_future f;
+ *             struct sum_arg right = { n->right, 0 };
+ *             clove_fork(t, &f, sum_job, &right);
+ *             s += sum(t, n->left);
+ *             if (!clove_join(t, &f))          // nobody took it:
+ *                 right.result = sum(t, n->right);  // compute it here
+ *             return s + right.result;
+ *         }
+ *         ...
+ *     }
+ *
+ * About every heartbeat_us microseconds each busy worker is asked (a flag it
+ * reads at its next clove_fork) to hand its *oldest* queued fork to a worker
+ * that is idle, and to wake exactly one. Small work therefore never wakes
+ * anybody, and there is no grain size to choose: fork everywhere.
+ *
+ * Cost
+ * ----
+ * The not-taken path (fork, then a join that finds the job untouched) is
+ * inline below: a push and a pop on a sentinel-headed doubly linked list and
+ * a relaxed load of the heartbeat flag. No atomic read-modify-write, no lock,
+ * no allocation, no indirect call. See the comment above clove_fork().
+ *
+ * Errors
+ * ------
+ * Functions that can fail return 0 or a positive errno value and leave their
+ * outputs untouched on failure. Misuse of fork/join (a join out of LIFO
+ * order, a future joined twice or never forked, a fork left unjoined, a task
+ * used on the wrong thread) aborts with a message naming the misuse when
+ * CLOVE_DEBUG is non-zero. CLOVE_DEBUG defaults to 1 unless NDEBUG is
+ * defined; define it to 0 or 1 before including this header to choose.
+ * A few misuses that reach the library's cold paths abort in every build.
+ *
+ * Threads and memory ordering
+ * ---------------------------
+ * - clove_pool_create/destroy: not concurrent with any other call on the
+ *   same pool. Destroying a pool while clove_pool_run() is in progress on it
+ *   is undefined (aborts in the library if detected).
+ * - clove_pool_run: any number of threads, concurrently, on the same pool.
+ * - A clove_task belongs to the thread that received it and is valid only
+ *   during the fn call that received it (and calls nested in it).
+ * - When clove_join() returns true, everything the job wrote happens-before
+ *   the return (the job's completion is published under the pool lock that
+ *   the joiner acquires). Everything the forking thread wrote before
+ *   clove_fork() happens-before the job starts on another worker.
+ */
+#ifndef CLOVE_H
+#define CLOVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#include <atomic>
+#define CLOVE__ATOMIC_U32 std::atomic<uint32_t>
+#define clove__load_relaxed(p) ((p)->load(std::memory_order_relaxed))
+extern "C" {
+#else
+#include <stdatomic.h>
+#define CLOVE__ATOMIC_U32 _Atomic uint32_t
+#define clove__load_relaxed(p) atomic_load_explicit((p), memory_order_relaxed)
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CLOVE_API __attribute__((visibility("default")))
+#else
+#define CLOVE_API
+#endif
+
+#define CLOVE_VERSION_MAJOR 0
+#define CLOVE_VERSION_MINOR 1
+#define CLOVE_VERSION_PATCH 0
+
+/* Upper bounds accepted by clove_pool_create(); larger values are EINVAL. */
+#define CLOVE_MAX_THREADS 4096u
+#define CLOVE_MAX_HEARTBEAT_US 1000000u /* one second */
+#define CLOVE_DEFAULT_HEARTBEAT_US 100u
+
+#ifndef CLOVE_DEBUG
+#ifdef NDEBUG
+#define CLOVE_DEBUG 0
+#else
+#define CLOVE_DEBUG 1
+#endif
+#endif
+
+typedef struct clove_pool clove_pool;     /* opaque */
+typedef struct clove_task clove_task;     /* per-worker context, passed down */
+typedef struct clove_future clove_future; /* lives in the forking stack frame */
+typedef void clove_fn(clove_task *t, void *arg);
+typedef void clove_range_fn(clove_task *t, size_t lo, size_t hi, void *ctx);
+
+typedef struct clove_config {
+    /* Workers including the calling thread; 0 = the CPUs this process may
+     * run on (its affinity mask). 1 starts no thread at all. At most
+     * CLOVE_MAX_THREADS. */
+    unsigned threads;
+    /* Heartbeat interval in microseconds; 0 = CLOVE_DEFAULT_HEARTBEAT_US.
+     * At most CLOVE_MAX_HEARTBEAT_US. */
+    unsigned heartbeat_us;
+    /* Stack size of each worker thread in bytes; 0 = the system default.
+     * Must be at least 64 KiB when given. */
+    size_t stack_size;
+} clove_config;
+
+/* Create a pool. config == NULL means all defaults. Returns 0 and sets
+ * *pool, or returns EINVAL (pool == NULL, a field out of range), ENOMEM or
+ * EAGAIN (memory or threads unavailable). On failure nothing is left behind:
+ * every thread already started is joined and everything is freed. */
+CLOVE_API int clove_pool_create(clove_pool **pool, const clove_config *config);
+
+/* Stop and join every thread and free the pool. NULL is a no-op. Must not
+ * be called while any clove_pool_run() on this pool is in progress. */
+CLOVE_API void clove_pool_destroy(clove_pool *pool);
+
+/* Run fn(t, arg) on the calling thread, which acts as a worker of pool until
+ * fn returns; every job it forked is finished by then. Any number of threads
+ * may call it concurrently. Called from inside a task of the same pool, it
+ * simply calls fn on the current task (a nested call: its forks may be
+ * shared as usual). Called from inside a task of another pool, the thread
+ * becomes a temporary worker of this pool until fn returns.
+ * Returns 0, or EINVAL (pool or fn NULL) without calling fn. */
+CLOVE_API int clove_pool_run(clove_pool *pool, clove_fn *fn, void *arg);
+
+/* Workers of the pool including the calling thread (config.threads after
+ * defaults were applied). */
+CLOVE_API unsigned clove_pool_threads(const clove_pool *pool);
+
+/* Parallel loop: body(t, lo, hi, ctx) is called on disjoint ranges that
+ * cover [begin, end) exactly once, in no particular order across workers
+ * (in increasing order within one worker's sequential run). There is no
+ * grain size: the loop runs chunks sequentially and, when a heartbeat
+ * arrives, splits the remaining iterations and offers the upper half as a
+ * job. Nests freely (in a body, in forked jobs). begin >= end does nothing. */
+CLOVE_API void clove_for(clove_task *t, size_t begin, size_t end,
+                         clove_range_fn *body, void *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Below this line: not API. Layouts are here only because futures live in  */
+/* the caller's stack frame and fork/join are inline. They never depend on   */
+/* build options (CLOVE_DEBUG only changes code, never a layout).           */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A future is in one of three states (a manual tagged union; every frame
+ * that forks pays for these four words only):
+ *   queued:  prev != NULL. It sits in its owner's job list; prev is the
+ *            previous entry (the head sentinel at worst) and u.next the next
+ *            one, meaningful only if this is not the list's tail.
+ *   shared:  prev == NULL. The owner handed it to the pool in its heartbeat
+ *            handler; u.state (guarded by the pool lock) says whether it is
+ *            waiting in the pool, running elsewhere, or done.
+ *   other:   after a join (debug builds mark it joined) or never forked.
+ * fn and arg are written by clove_fork and read by whoever runs the job.
+ */
+struct clove_future {
+    clove_future *prev;
+    union {
+        clove_future *next; /* queued: owner only */
+        uintptr_t state;    /* shared: guarded by the pool lock */
+    } u;
+    clove_fn *fn;
+    void *arg;
+};
+
+/*
+ * Per-worker context. The first fields are the hot ones, touched by the
+ * inline fork/join; the rest is cold bookkeeping for the library.
+ */
+struct clove_task {
+    clove_future *tail;          /* owner only: newest queued future, &head if none */
+    CLOVE__ATOMIC_U32 heartbeat; /* set (relaxed) by the heartbeat thread,
+                                  * cleared by the owner in its handler */
+    uint32_t flags;              /* owner only: CLOVE__TASK_* */
+    clove_pool *pool;            /* constant while the task exists */
+    clove_future head;           /* owner only: permanent sentinel; head.u.next
+                                  * is the oldest queued future when tail != &head */
+    /* Cold fields, guarded by the pool lock unless stated otherwise. */
+    clove_task *reg_prev, *reg_next;   /* registered tasks (heartbeat targets) */
+    clove_task *idle_prev, *idle_next; /* idle list membership */
+    clove_future *waiting_on;          /* shared future this task waits for */
+    CLOVE__ATOMIC_U32 sleep;           /* 0 = sleeping/about to; set to 1
+                                        * (release) under the lock to wake */
+    uint32_t idle;                     /* 1 while in the idle list */
+    uint32_t nshared;                  /* owner only: shared, not yet joined */
+    uint32_t index;                    /* 0 external thread, 1.. pool workers */
+};
+
+#define CLOVE__TASK_WORKER 1u /* a pool-owned worker thread */
+
+/* Cold, out-of-line parts called by the inline code below. */
+CLOVE_API void clove__heartbeat_slow(clove_task *t);
+CLOVE_API bool clove__join_slow(clove_task *t, clove_future *f);
+CLOVE_API void clove__debug_fork(clove_task *t, clove_future *f);
+CLOVE_API void clove__debug_join(clove_task *t, clove_future *f);
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CLOVE__LIKELY(x) __builtin_expect(!!(x), 1)
+#define CLOVE__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define CLOVE__LIKELY(x) (x)
+#define CLOVE__UNLIKELY(x) (x)
+#endif
+
+/* Marks a joined future in debug builds, so that a second join is caught. */
+#define CLOVE__STATE_JOINED ((uintptr_t)0x10ED)
+
+/* ------------------------------------------------------------------------ */
+/* Inline fast path                                                          */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * clove_tick: answer a pending heartbeat, if any. clove_fork ticks; call it
+ * yourself in a long loop that does not fork, so that the work queued
+ * behind it can still be shared. One relaxed load and a predictable branch.
+ */
+static inline void clove_tick(clove_task *t)
+{
+    if (CLOVE__UNLIKELY(clove__load_relaxed(&t->heartbeat) != 0))
+        clove__heartbeat_slow(t);
+}
+
+/*
+ * Where the cycles go (gcc 12 -O3, x86-64; instruction counts measured with
+ * callgrind on bench/tree_sum, see bench/README.md):
+ *   fork: 1 load of t->tail, 4 stores (fn, arg, prev, tail->u.next),
+ *         1 store of t->tail, 1 relaxed load of t->heartbeat + branch;
+ *   join: 1 load of f->prev + branch, 1 store of t->tail.
+ * t->tail is the only store-to-load chain across a fork/join pair: the join
+ * stores what the next fork loads. Nothing here is atomic except the relaxed
+ * (plain) load of the flag, so the not-taken pair is about a dozen
+ * instructions and no fences.
+ *
+ * clove_fork: make fn(t, arg) available to other workers. f must stay alive
+ * (it is usually a local) until the matching clove_join. Forks and joins on
+ * one task nest like parentheses: join the most recent unjoined fork first.
+ */
+static inline void clove_fork(clove_task *t, clove_future *f, clove_fn *fn,
+                              void *arg)
+{
+#if CLOVE_DEBUG
+    clove__debug_fork(t, f);
+#endif
+    clove_future *tail = t->tail;
+    f->fn = fn;
+    f->arg = arg;
+    f->prev = tail;
+    tail->u.next = f;
+    t->tail = f;
+    clove_tick(t);
+}
+
+/*
+ * clove_join: true when the job already ran on another worker (its writes
+ * are visible to the caller now); false when nobody took it and the caller
+ * must run fn(t, arg) itself. Waiting for a job that is still running
+ * elsewhere helps with other shared work, then sleeps.
+ */
+static inline bool clove_join(clove_task *t, clove_future *f)
+{
+    clove_future *prev = f->prev;
+    if (CLOVE__LIKELY(prev != NULL)) {
+#if CLOVE_DEBUG
+        clove__debug_join(t, f);
+        f->prev = NULL;
+        f->u.state = CLOVE__STATE_JOINED;
+#endif
+        t->tail = prev;
+        return false;
+    }
+    return clove__join_slow(t, f);
+}
+
+/* clove_join2: run a(t, a_arg) and b(t, b_arg), possibly in parallel, and
+ * return when both are done (Rayon's join). */
+static inline void clove_join2(clove_task *t, clove_fn *a, void *a_arg,
+                               clove_fn *b, void *b_arg)
+{
+    clove_future f;
+    clove_fork(t, &f, b, b_arg);
+    a(t, a_arg);
+    if (!clove_join(t, &f))
+        b(t, b_arg);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CLOVE_H */

@@ -1,0 +1,29 @@
+/* fault.c - the fault-injection hook of fault.h (test builds only). */
+#include "fault.h"
+
+#ifdef CLOVE_FAULT_INJECTION
+#include <stdatomic.h>
+
+static _Atomic unsigned long fault_seen[CLOVE__FAULT_KINDS];
+static _Atomic unsigned long fault_nth[CLOVE__FAULT_KINDS];
+
+void clove__fault_arm(int kind, unsigned long nth)
+{
+    atomic_store(&fault_seen[kind], 0);
+    atomic_store(&fault_nth[kind], nth);
+}
+
+unsigned long clove__fault_count(int kind)
+{
+    return atomic_load(&fault_seen[kind]);
+}
+
+int clove__fault_hit(int kind)
+{
+    unsigned long n = atomic_fetch_add(&fault_seen[kind], 1) + 1;
+    return n == atomic_load(&fault_nth[kind]);
+}
+#else
+/* ISO C forbids an empty translation unit. */
+typedef int clove__fault_unused;
+#endif

@@ -1,0 +1,138 @@
+/*
+ * internal.h - the pool's layout, its invariants and its lock rules.
+ *
+ * The overall design (see docs/design.md for the long version):
+ * - Each task (a worker thread's, or that of a thread inside
+ *   clove_pool_run) keeps its forked-but-not-joined futures in a doubly
+ *   linked list with a permanent sentinel head. Only the owner touches it:
+ *   fork appends at the tail, join pops the tail, and the owner's own
+ *   heartbeat handler unlinks the oldest (head.u.next) to share it.
+ * - A shared future leaves the list (prev = NULL) and goes into the pool's
+ *   ring of shared jobs together with its owner. Idle tasks take jobs from
+ *   the ring in FIFO order, run them, and mark them done.
+ * - One mutex, pool->lock, guards all bookkeeping: the ring, the idle
+ *   list, the registered list, the cold fields of every task, and the state
+ *   of every shared future. Only constant-time work runs under it (the
+ *   heartbeat thread's walk over registered tasks is linear in their
+ *   number), never user code, and nothing sleeps while holding it. Wake-ups
+ *   (futex syscalls) are issued after unlocking.
+ * - Sleeping is per task: a task that has nothing to do puts itself on the
+ *   idle list with task->sleep = 0 and waits on that word; whoever gives it
+ *   something to do (a share, the completion of the job it waits for, pool
+ *   destruction) removes it from the idle list, sets sleep = 1 under the
+ *   lock and wakes it after unlocking. So every wake-up has a reason and
+ *   wakes exactly one task.
+ * - The heartbeat thread sets the flag of every registered, non-idle task
+ *   once per interval, but only while some task is idle (otherwise there
+ *   is nobody to share with, and a heartbeat would be pure cost). It sleeps
+ *   for good when no clove_pool_run is in progress.
+ */
+#ifndef CLOVE_INTERNAL_H
+#define CLOVE_INTERNAL_H
+
+#include "clove.h"
+#include "fault.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CLOVE__COLD __attribute__((cold, noinline))
+#define CLOVE__NORETURN __attribute__((noreturn))
+#else
+#define CLOVE__COLD
+#define CLOVE__NORETURN
+#endif
+
+#define CLOVE__CACHE_LINE 64
+
+/*
+ * Shared future states (future->u.state while future->prev == NULL),
+ * guarded by pool->lock. The low 4 bits are the tag. While SHARED, bits
+ * 4..31 hold the future's slot in the ring (so the owner can reclaim it in
+ * O(1)). In every state bits 32.. hold the owner's nshared count at the
+ * time of sharing, which lets the cold join path check LIFO order among
+ * shared futures.
+ */
+#define CLOVE__TAG_MASK ((uintptr_t)0xF)
+#define CLOVE__TAG_SHARED ((uintptr_t)0x5) /* in the ring, not started */
+#define CLOVE__TAG_TAKEN ((uintptr_t)0x6)  /* running on another task */
+#define CLOVE__TAG_DONE ((uintptr_t)0x7)   /* finished; results published */
+#define CLOVE__SLOT_SHIFT 4
+#define CLOVE__SLOT_MASK ((uintptr_t)0x0FFFFFFF)
+#define CLOVE__SEQ_SHIFT 32
+
+/* One shared job in the ring. */
+struct clove__entry {
+    clove_future *job;
+    clove_task *owner;
+};
+
+struct clove_pool {
+    /* -- Constant after clove_pool_create. ------------------------------ */
+    unsigned nthreads;      /* workers including the calling thread */
+    unsigned heartbeat_us;  /* interval between heartbeats */
+    unsigned nworkers;      /* pool-owned threads: nthreads - 1 */
+    unsigned ring_cap;      /* power of two */
+    clove_task *workers;    /* [nworkers] tasks of the pool-owned threads */
+    pthread_t *threads;     /* [nworkers] */
+    pthread_t hb_thread;    /* valid when nworkers > 0 */
+
+    /* -- pool->lock protects: the ring (ring, ring_head, ring_tail), the
+     *    idle list (idle_first, and every task's idle_prev/idle_next/idle),
+     *    the registered list (registered, every task's reg_prev/reg_next),
+     *    every task's waiting_on and sleep stores, every shared future's
+     *    u.state, and stopping's transition to 1. ------------------------ */
+    pthread_mutex_t lock;
+    struct clove__entry *ring; /* [ring_cap] FIFO of shared jobs; a NULL
+                                * job is a reclaimed slot (a hole) */
+    uint64_t ring_head;        /* next slot to take */
+    uint64_t ring_tail;        /* next slot to fill; tail - head <= ring_cap */
+    clove_task *idle_first;    /* idle list, most recently idle first */
+    clove_task *registered;    /* external tasks inside clove_pool_run */
+
+    /* Written under the lock, read without it as a hint (relaxed): the
+     * heartbeat handler skips the lock when nobody is idle. A stale read
+     * only delays or wastes one heartbeat. */
+    _Atomic uint32_t idle_count;
+
+    /* -- Heartbeat thread handshake (lock-free, see heartbeat_main). ---- */
+    /* Low 32 bits: clove_pool_run calls in progress (external tasks).
+     * High 32 bits: how many have started (wraps), so the heartbeat
+     * thread can tell "idle for a while" from "between two short runs". */
+    _Alignas(CLOVE__CACHE_LINE) _Atomic uint64_t runs;
+    _Atomic uint32_t hb_asleep; /* 1 while the heartbeat thread sleeps
+                                 * until the next run (seq_cst, pairs with
+                                 * the runs increment in run_enter) */
+    _Atomic uint32_t stopping;  /* 1 once destroy began; also the word the
+                                 * heartbeat thread's timed sleep waits on */
+};
+
+/* Locking helpers: a pthread mutex cannot fail to lock or unlock unless
+ * the pool is corrupt, so failures abort. */
+void clove__lock(clove_pool *p);
+void clove__unlock(clove_pool *p);
+
+/* share.c */
+void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, uint32_t flags);
+/* Called with the lock held; returns with it held. Takes the oldest job
+ * from the ring if there is one, runs it on t (unlocking around the call)
+ * and marks it done. Returns false if the ring was empty. */
+bool clove__run_one_locked(clove_task *t);
+/* Called with the lock held: put t to sleep on the idle list until someone
+ * sets t->sleep (a share, the job t waits for finishing, destroy). Returns
+ * with the lock held and t removed from the idle list. */
+void clove__sleep_locked(clove_task *t);
+/* Remove t from the idle list and mark it woken; the caller must call
+ * clove__wake_one(&t->sleep) after unlocking. Lock held. */
+void clove__idle_remove_locked(clove_task *t);
+
+/* pool.c: the calling thread's current task (NULL outside any pool). */
+clove_task *clove__current(void);
+void clove__set_current(clove_task *t);
+
+/* debug.c */
+CLOVE__COLD CLOVE__NORETURN void clove__misuse(const char *call, const char *what);
+
+#endif

@@ -1,0 +1,391 @@
+/*
+ * pool.c - pool lifecycle, worker threads, the heartbeat thread, and
+ * clove_pool_run.
+ *
+ * Lock rules (the only lock is pool->lock; see internal.h for what it
+ * guards):
+ * - No user code runs under it and nothing sleeps while holding it.
+ * - Wake-ups are issued after unlocking; they never dereference the woken
+ *   task, so the task may already be gone (see wait.h).
+ * - The heartbeat thread takes it once per interval, and only while some
+ *   task is idle.
+ */
+#include "internal.h"
+#include "wait.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+/* After this many heartbeat intervals with no clove_pool_run in progress
+ * and none started, the heartbeat thread sleeps until the next run. Short
+ * back-to-back runs therefore never pay for waking it, and an idle pool
+ * costs at most this many wake-ups before it goes quiet. */
+#define HB_GRACE_BEATS 4
+
+static _Thread_local clove_task *tls_current;
+
+clove_task *clove__current(void) { return tls_current; }
+void clove__set_current(clove_task *t) { tls_current = t; }
+
+void clove__lock(clove_pool *p)
+{
+    if (pthread_mutex_lock(&p->lock) != 0)
+        clove__misuse("pool lock", "pthread_mutex_lock failed (pool destroyed or corrupt?)");
+}
+
+void clove__unlock(clove_pool *p)
+{
+    if (pthread_mutex_unlock(&p->lock) != 0)
+        clove__misuse("pool lock", "pthread_mutex_unlock failed (pool destroyed or corrupt?)");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Allocation wrappers (the fault hook sits here)                           */
+/* ------------------------------------------------------------------------ */
+
+static void *xcalloc(size_t n, size_t size)
+{
+    if (clove__fault_hit(CLOVE__FAULT_ALLOC))
+        return NULL;
+    return calloc(n, size);
+}
+
+static void *xaligned(size_t size)
+{
+    void *mem = NULL;
+    if (clove__fault_hit(CLOVE__FAULT_ALLOC))
+        return NULL;
+    if (posix_memalign(&mem, CLOVE__CACHE_LINE, size) != 0)
+        return NULL;
+    memset(mem, 0, size);
+    return mem;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Worker threads                                                           */
+/* ------------------------------------------------------------------------ */
+
+static void *worker_main(void *arg)
+{
+    clove_task *t = arg;
+    clove_pool *p = t->pool;
+    clove__set_current(t);
+    clove__lock(p);
+    for (;;) {
+        if (atomic_load_explicit(&p->stopping, memory_order_relaxed))
+            break;
+        if (clove__run_one_locked(t))
+            continue;
+        clove__sleep_locked(t);
+    }
+    clove__unlock(p);
+    clove__set_current(NULL);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Heartbeat thread                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Set the flag of every task that may have work to share. Only called
+ * when some task is idle: with nobody to take a job, a heartbeat is pure
+ * cost. Relaxed stores suffice: the flag carries no data, the owner's
+ * handler takes the lock before touching anything shared. */
+static void heartbeat_all(clove_pool *p)
+{
+    clove__lock(p);
+    for (unsigned i = 0; i < p->nworkers; i++) {
+        clove_task *w = &p->workers[i];
+        if (!w->idle)
+            atomic_store_explicit(&w->heartbeat, 1, memory_order_relaxed);
+    }
+    for (clove_task *t = p->registered; t; t = t->reg_next)
+        if (!t->idle)
+            atomic_store_explicit(&t->heartbeat, 1, memory_order_relaxed);
+    clove__unlock(p);
+}
+
+static void *heartbeat_main(void *arg)
+{
+    clove_pool *p = arg;
+    const uint64_t interval_ns = (uint64_t)p->heartbeat_us * 1000u;
+#ifdef PR_SET_TIMERSLACK
+    /* The default 50 us timer slack would stretch a 100 us interval by half;
+     * ask for a tenth of the interval instead. */
+    (void)prctl(PR_SET_TIMERSLACK, (unsigned long)(interval_ns / 10 + 1), 0, 0, 0);
+#endif
+    uint64_t last_runs = atomic_load_explicit(&p->runs, memory_order_relaxed);
+    unsigned quiet = 0;
+    for (;;) {
+        if (atomic_load_explicit(&p->stopping, memory_order_acquire))
+            break;
+        uint64_t runs = atomic_load_explicit(&p->runs, memory_order_relaxed);
+        if ((uint32_t)runs == 0 && runs == last_runs) {
+            if (++quiet >= HB_GRACE_BEATS) {
+                /* Go to sleep until a run starts. Dekker handshake with
+                 * run_enter: we store hb_asleep = 1 then load runs; it
+                 * increments runs then exchanges hb_asleep. With seq_cst on
+                 * both sides at least one of us sees the other's write, so
+                 * either we stay up or it wakes us. */
+                atomic_store(&p->hb_asleep, 1);
+                if ((uint32_t)atomic_load(&p->runs) == 0 &&
+                    !atomic_load(&p->stopping)) {
+                    while (atomic_load(&p->hb_asleep) == 1)
+                        clove__wait(&p->hb_asleep, 1, 0);
+                } else {
+                    atomic_store(&p->hb_asleep, 0);
+                }
+                quiet = 0;
+                last_runs = atomic_load_explicit(&p->runs, memory_order_relaxed);
+                continue;
+            }
+        } else {
+            quiet = 0;
+        }
+        last_runs = runs;
+        /* Sleep one interval; destroy wakes us early through stopping. */
+        clove__wait(&p->stopping, 0, interval_ns);
+        if (atomic_load_explicit(&p->idle_count, memory_order_relaxed) != 0)
+            heartbeat_all(p);
+    }
+    return NULL;
+}
+
+/* A clove_pool_run begins: count it, and wake the heartbeat thread if it
+ * went to sleep. Pairs with the sleep handshake in heartbeat_main. */
+static void run_enter(clove_pool *p)
+{
+    atomic_fetch_add(&p->runs, ((uint64_t)1 << 32) + 1);
+    if (atomic_load(&p->hb_asleep) && atomic_exchange(&p->hb_asleep, 0))
+        clove__wake_one(&p->hb_asleep);
+}
+
+static void run_leave(clove_pool *p)
+{
+    atomic_fetch_sub_explicit(&p->runs, 1, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Create and destroy                                                       */
+/* ------------------------------------------------------------------------ */
+
+static unsigned default_threads(void)
+{
+#ifdef CPU_COUNT
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0)
+            return (unsigned)n;
+    }
+#endif
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        return 1;
+    if (n > (long)CLOVE_MAX_THREADS)
+        return CLOVE_MAX_THREADS;
+    return (unsigned)n;
+}
+
+/* Stop and join the first `started` workers and, if hb_started, the
+ * heartbeat thread. Used by destroy and by create's unwinding. */
+static void stop_threads(clove_pool *p, unsigned started, bool hb_started)
+{
+    clove__lock(p);
+    atomic_store_explicit(&p->stopping, 1, memory_order_release);
+    clove_task *woken = NULL;
+    while (p->idle_first) {
+        clove_task *t = p->idle_first;
+        clove__idle_remove_locked(t);
+        t->idle_next = woken; /* reuse the link to remember whom to wake */
+        woken = t;
+    }
+    clove__unlock(p);
+    while (woken) {
+        clove_task *next = woken->idle_next;
+        woken->idle_next = NULL;
+        clove__wake_one(&woken->sleep);
+        woken = next;
+    }
+    if (hb_started) {
+        clove__wake_all(&p->stopping);
+        atomic_store(&p->hb_asleep, 0);
+        clove__wake_all(&p->hb_asleep);
+        pthread_join(p->hb_thread, NULL);
+    }
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(p->threads[i], NULL);
+}
+
+static void free_pool(clove_pool *p)
+{
+    free(p->ring);
+    free(p->threads);
+    free(p->workers);
+    free(p);
+}
+
+static int start_thread(pthread_t *th, const pthread_attr_t *attr,
+                        void *(*fn)(void *), void *arg)
+{
+    if (clove__fault_hit(CLOVE__FAULT_THREAD))
+        return EAGAIN;
+    int rc = pthread_create(th, attr, fn, arg);
+    return rc == 0 ? 0 : (rc == EPERM || rc == EINVAL ? EAGAIN : rc);
+}
+
+int clove_pool_create(clove_pool **out, const clove_config *config)
+{
+    static const clove_config defaults = {0};
+    if (out == NULL)
+        return EINVAL;
+    if (config == NULL)
+        config = &defaults;
+    if (config->threads > CLOVE_MAX_THREADS ||
+        config->heartbeat_us > CLOVE_MAX_HEARTBEAT_US ||
+        (config->stack_size != 0 && config->stack_size < 65536))
+        return EINVAL;
+
+    unsigned nthreads = config->threads ? config->threads : default_threads();
+    unsigned hb = config->heartbeat_us ? config->heartbeat_us : CLOVE_DEFAULT_HEARTBEAT_US;
+
+    clove_pool *p = xaligned(sizeof *p);
+    if (p == NULL)
+        return ENOMEM;
+    p->nthreads = nthreads;
+    p->heartbeat_us = hb;
+    p->nworkers = nthreads - 1;
+    if (clove__fault_hit(CLOVE__FAULT_SYNC) || pthread_mutex_init(&p->lock, NULL) != 0) {
+        free(p);
+        return ENOMEM;
+    }
+    if (p->nworkers == 0) {
+        *out = p;
+        return 0;
+    }
+
+    /* Room for a few shared jobs per task at once; external tasks share
+     * the slack. A full ring only means a heartbeat shares nothing. */
+    unsigned cap = 8;
+    while (cap < 4 * nthreads)
+        cap *= 2;
+    p->ring_cap = cap;
+    p->ring = xcalloc(cap, sizeof *p->ring);
+    p->threads = xcalloc(p->nworkers, sizeof *p->threads);
+    p->workers = xaligned((size_t)p->nworkers * sizeof *p->workers);
+    if (!p->ring || !p->threads || !p->workers) {
+        pthread_mutex_destroy(&p->lock);
+        free_pool(p);
+        return ENOMEM;
+    }
+    for (unsigned i = 0; i < p->nworkers; i++)
+        clove__task_init(&p->workers[i], p, i + 1, CLOVE__TASK_WORKER);
+
+    pthread_attr_t attr, *attrp = NULL;
+    int rc = 0;
+    if (config->stack_size) {
+        if (clove__fault_hit(CLOVE__FAULT_SYNC) || pthread_attr_init(&attr) != 0) {
+            pthread_mutex_destroy(&p->lock);
+            free_pool(p);
+            return ENOMEM;
+        }
+        attrp = &attr;
+        if (pthread_attr_setstacksize(&attr, config->stack_size) != 0)
+            rc = EINVAL;
+    }
+
+    unsigned started = 0;
+    bool hb_started = false;
+    if (rc == 0)
+        rc = start_thread(&p->hb_thread, NULL, heartbeat_main, p);
+    if (rc == 0) {
+        hb_started = true;
+        for (; started < p->nworkers; started++) {
+            rc = start_thread(&p->threads[started], attrp, worker_main,
+                              &p->workers[started]);
+            if (rc != 0)
+                break;
+        }
+    }
+    if (attrp)
+        pthread_attr_destroy(attrp);
+    if (rc != 0) {
+        stop_threads(p, started, hb_started);
+        pthread_mutex_destroy(&p->lock);
+        free_pool(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+void clove_pool_destroy(clove_pool *p)
+{
+    if (p == NULL)
+        return;
+    if ((uint32_t)atomic_load(&p->runs) != 0)
+        clove__misuse("clove_pool_destroy", "the pool is still running a clove_pool_run");
+    if (p->nworkers > 0)
+        stop_threads(p, p->nworkers, true);
+    pthread_mutex_destroy(&p->lock);
+    free_pool(p);
+}
+
+unsigned clove_pool_threads(const clove_pool *p)
+{
+    return p->nthreads;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Entering the pool                                                        */
+/* ------------------------------------------------------------------------ */
+
+int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
+{
+    if (p == NULL || fn == NULL)
+        return EINVAL;
+
+    clove_task *outer = clove__current();
+    if (outer != NULL && outer->pool == p) {
+        /* Already a worker of this pool: a nested call on the same task. */
+        fn(outer, arg);
+        return 0;
+    }
+
+    clove_task t;
+    clove__task_init(&t, p, 0, 0);
+    if (p->nworkers > 0) {
+        clove__lock(p);
+        t.reg_next = p->registered;
+        if (p->registered)
+            p->registered->reg_prev = &t;
+        p->registered = &t;
+        clove__unlock(p);
+        run_enter(p);
+    }
+
+    clove__set_current(&t);
+    fn(&t, arg);
+    if (t.tail != &t.head || t.nshared != 0)
+        clove__misuse("clove_pool_run", "fn returned with a clove_fork that was never joined");
+    clove__set_current(outer);
+
+    if (p->nworkers > 0) {
+        run_leave(p);
+        clove__lock(p);
+        if (t.reg_prev)
+            t.reg_prev->reg_next = t.reg_next;
+        else
+            p->registered = t.reg_next;
+        if (t.reg_next)
+            t.reg_next->reg_prev = t.reg_prev;
+        clove__unlock(p);
+    }
+    return 0;
+}

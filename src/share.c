@@ -1,0 +1,258 @@
+/*
+ * share.c - the cold half of fork/join: sharing a queued future at a
+ * heartbeat, taking and running shared jobs, reclaiming or waiting for a
+ * shared future at its join, and sleeping when there is nothing to do.
+ *
+ * Life of a shared future f (all transitions under pool->lock):
+ *
+ *   queued --(owner's heartbeat handler)--> SHARED (in the ring)
+ *   SHARED --(owner joins first)----------> reclaimed: join returns false
+ *   SHARED --(an idle task takes it)------> TAKEN
+ *   TAKEN  --(the taker finishes fn)------> DONE: join returns true
+ *
+ * The owner never leaves clove_join before seeing DONE (or reclaiming), so
+ * the taker may touch f until it stores DONE under the lock, and never
+ * after. The owner's task may likewise vanish once it has seen DONE, which
+ * is why the taker wakes it only after unlocking and only by address.
+ */
+#include "internal.h"
+#include "wait.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, uint32_t flags)
+{
+    t->tail = &t->head;
+    atomic_init(&t->heartbeat, 0);
+    t->flags = flags;
+    t->pool = p;
+    t->head.prev = NULL;
+    t->head.u.next = NULL;
+    t->head.fn = NULL;
+    t->head.arg = NULL;
+    t->reg_prev = t->reg_next = NULL;
+    t->idle_prev = t->idle_next = NULL;
+    t->waiting_on = NULL;
+    atomic_init(&t->sleep, 1);
+    t->idle = 0;
+    t->nshared = 0;
+    t->index = index;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Idle list (lock held)                                                    */
+/* ------------------------------------------------------------------------ */
+
+static void idle_push_locked(clove_pool *p, clove_task *t)
+{
+    t->idle = 1;
+    t->idle_prev = NULL;
+    t->idle_next = p->idle_first;
+    if (p->idle_first)
+        p->idle_first->idle_prev = t;
+    p->idle_first = t;
+    atomic_store_explicit(&p->idle_count,
+                          atomic_load_explicit(&p->idle_count, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    /* Pairs with the acquire load in clove__sleep_locked. */
+    atomic_store_explicit(&t->sleep, 0, memory_order_relaxed);
+}
+
+void clove__idle_remove_locked(clove_task *t)
+{
+    clove_pool *p = t->pool;
+    if (t->idle_prev)
+        t->idle_prev->idle_next = t->idle_next;
+    else
+        p->idle_first = t->idle_next;
+    if (t->idle_next)
+        t->idle_next->idle_prev = t->idle_prev;
+    t->idle_prev = t->idle_next = NULL;
+    t->idle = 0;
+    atomic_store_explicit(&p->idle_count,
+                          atomic_load_explicit(&p->idle_count, memory_order_relaxed) - 1,
+                          memory_order_relaxed);
+    /* Release: everything the waker did under the lock is visible to the
+     * sleeper once it sees 1, even before it re-takes the lock. */
+    atomic_store_explicit(&t->sleep, 1, memory_order_release);
+}
+
+void clove__sleep_locked(clove_task *t)
+{
+    clove_pool *p = t->pool;
+    idle_push_locked(p, t);
+    clove__unlock(p);
+    /* Pairs with the release store in clove__idle_remove_locked. */
+    while (atomic_load_explicit(&t->sleep, memory_order_acquire) == 0)
+        clove__wait(&t->sleep, 0, 0);
+    clove__lock(p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Ring of shared jobs (lock held)                                          */
+/* ------------------------------------------------------------------------ */
+
+static bool ring_full(const clove_pool *p)
+{
+    return p->ring_tail - p->ring_head >= p->ring_cap;
+}
+
+static uint32_t ring_push(clove_pool *p, clove_future *f, clove_task *owner)
+{
+    uint32_t slot = (uint32_t)(p->ring_tail & (p->ring_cap - 1));
+    p->ring[slot].job = f;
+    p->ring[slot].owner = owner;
+    p->ring_tail++;
+    return slot;
+}
+
+/* Drop holes left by reclaimed jobs at both ends. */
+static void ring_trim(clove_pool *p)
+{
+    while (p->ring_head != p->ring_tail &&
+           p->ring[p->ring_head & (p->ring_cap - 1)].job == NULL)
+        p->ring_head++;
+    while (p->ring_head != p->ring_tail &&
+           p->ring[(p->ring_tail - 1) & (p->ring_cap - 1)].job == NULL)
+        p->ring_tail--;
+}
+
+static bool ring_pop(clove_pool *p, struct clove__entry *e)
+{
+    ring_trim(p);
+    if (p->ring_head == p->ring_tail)
+        return false;
+    struct clove__entry *slot = &p->ring[p->ring_head & (p->ring_cap - 1)];
+    *e = *slot;
+    slot->job = NULL;
+    p->ring_head++;
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Heartbeat handler                                                        */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Called by clove_tick when the heartbeat thread set t's flag. Shares t's
+ * oldest queued future if some task is idle and wakes exactly one idle
+ * task. Without an idle task it returns without taking the lock.
+ */
+CLOVE__COLD void clove__heartbeat_slow(clove_task *t)
+{
+    atomic_store_explicit(&t->heartbeat, 0, memory_order_relaxed);
+    clove_pool *p = t->pool;
+    if (t->tail == &t->head ||
+        atomic_load_explicit(&p->idle_count, memory_order_relaxed) == 0)
+        return;
+
+    clove_task *wake = NULL;
+    clove__lock(p);
+    if (p->idle_first != NULL && !ring_full(p)) {
+        /* Unlink the oldest queued future (owner-only list). */
+        clove_future *f = t->head.u.next;
+        if (f == t->tail) {
+            t->tail = &t->head;
+        } else {
+            f->u.next->prev = &t->head;
+            t->head.u.next = f->u.next;
+        }
+        uint32_t slot = ring_push(p, f, t);
+        f->prev = NULL;
+        f->u.state = CLOVE__TAG_SHARED | ((uintptr_t)slot << CLOVE__SLOT_SHIFT) |
+                     ((uintptr_t)t->nshared << CLOVE__SEQ_SHIFT);
+        t->nshared++;
+        wake = p->idle_first;
+        clove__idle_remove_locked(wake);
+    }
+    clove__unlock(p);
+    if (wake)
+        clove__wake_one(&wake->sleep);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Running shared jobs                                                      */
+/* ------------------------------------------------------------------------ */
+
+bool clove__run_one_locked(clove_task *t)
+{
+    clove_pool *p = t->pool;
+    struct clove__entry e;
+    if (!ring_pop(p, &e))
+        return false;
+    clove_future *f = e.job;
+    clove_fn *fn = f->fn;
+    void *arg = f->arg;
+    f->u.state = (f->u.state & ~(CLOVE__TAG_MASK | (CLOVE__SLOT_MASK << CLOVE__SLOT_SHIFT))) |
+                 CLOVE__TAG_TAKEN;
+    clove__unlock(p);
+
+    clove_future *saved_tail = t->tail;
+    uint32_t saved_nshared = t->nshared;
+    fn(t, arg);
+    if (t->tail != saved_tail || t->nshared != saved_nshared)
+        clove__misuse("shared job", "the job returned with a clove_fork that was never joined");
+
+    clove__lock(p);
+    /* After this store the owner may return from clove_join and reuse f. */
+    f->u.state = (f->u.state & ~CLOVE__TAG_MASK) | CLOVE__TAG_DONE;
+    clove_task *owner = e.owner;
+    if (owner->idle && owner->waiting_on == f) {
+        clove__idle_remove_locked(owner);
+        clove__unlock(p);
+        clove__wake_one(&owner->sleep);
+        clove__lock(p);
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Join of a shared future                                                  */
+/* ------------------------------------------------------------------------ */
+
+CLOVE__COLD bool clove__join_slow(clove_task *t, clove_future *f)
+{
+    clove_pool *p = t->pool;
+    uintptr_t tag = f->u.state & CLOVE__TAG_MASK;
+    if (f->prev != NULL || p == NULL || p->nworkers == 0 ||
+        (tag != CLOVE__TAG_SHARED && tag != CLOVE__TAG_TAKEN && tag != CLOVE__TAG_DONE)) {
+        if (f->u.state == CLOVE__STATE_JOINED)
+            clove__misuse("clove_join", "this future was already joined");
+        clove__misuse("clove_join", "this future was never forked (or its memory was overwritten)");
+    }
+
+    clove__lock(p);
+    uintptr_t state = f->u.state;
+    if ((uint32_t)(state >> CLOVE__SEQ_SHIFT) != t->nshared - 1 || t->tail != &t->head)
+        clove__misuse("clove_join",
+                      "joins are out of LIFO order (join the most recent fork first)");
+    t->nshared--;
+
+    if ((state & CLOVE__TAG_MASK) == CLOVE__TAG_SHARED) {
+        /* Nobody took it yet: reclaim it, the caller runs it. */
+        uint32_t slot = (uint32_t)((state >> CLOVE__SLOT_SHIFT) & CLOVE__SLOT_MASK);
+        p->ring[slot].job = NULL;
+        ring_trim(p);
+        clove__unlock(p);
+#if CLOVE_DEBUG
+        f->u.state = CLOVE__STATE_JOINED;
+#endif
+        return false;
+    }
+
+    /* Taken: help with other shared jobs while it runs, sleep when there
+     * are none; the taker wakes us when it is done. */
+    while ((f->u.state & CLOVE__TAG_MASK) != CLOVE__TAG_DONE) {
+        if (clove__run_one_locked(t))
+            continue;
+        t->waiting_on = f;
+        clove__sleep_locked(t);
+        t->waiting_on = NULL;
+    }
+    clove__unlock(p);
+#if CLOVE_DEBUG
+    f->u.state = CLOVE__STATE_JOINED;
+#endif
+    return true;
+}
