@@ -23,9 +23,10 @@
  *   lock and wakes it after unlocking. So every wake-up has a reason and
  *   wakes exactly one task.
  * - The heartbeat thread sets the flag of every registered, non-idle task
- *   once per interval, but only while some task is idle (otherwise there
- *   is nobody to share with, and a heartbeat would be pure cost). It sleeps
- *   for good when no clove_pool_run is in progress.
+ *   once per interval, but only while some task is idle and some
+ *   clove_pool_run is in progress. Otherwise there is nobody to share with,
+ *   or nothing to share, and a heartbeat would be pure cost: it sleeps until
+ *   a task goes idle or a run starts.
  */
 #ifndef CLOVE_INTERNAL_H
 #define CLOVE_INTERNAL_H
@@ -50,18 +51,20 @@
 /*
  * Shared future states (future->u.state while future->prev == NULL),
  * guarded by pool->lock. The low 4 bits are the tag. While SHARED, bits
- * 4..31 hold the future's slot in the ring (so the owner can reclaim it in
- * O(1)). In every state bits 32.. hold the owner's nshared count at the
- * time of sharing, which lets the cold join path check LIFO order among
- * shared futures.
+ * 4..19 hold the future's slot in the ring (so the owner can reclaim it in
+ * O(1); the ring has at most 4 * CLOVE_MAX_THREADS = 2^14 slots). In every
+ * state the bits from 20 up hold the owner's nshared count at the time of
+ * sharing (modulo 2^12 on 32-bit targets, 2^44 on 64-bit), which lets the
+ * cold join path check LIFO order among shared futures.
  */
 #define CLOVE__TAG_MASK ((uintptr_t)0xF)
 #define CLOVE__TAG_SHARED ((uintptr_t)0x5) /* in the ring, not started */
 #define CLOVE__TAG_TAKEN ((uintptr_t)0x6)  /* running on another task */
 #define CLOVE__TAG_DONE ((uintptr_t)0x7)   /* finished; results published */
 #define CLOVE__SLOT_SHIFT 4
-#define CLOVE__SLOT_MASK ((uintptr_t)0x0FFFFFFF)
-#define CLOVE__SEQ_SHIFT 32
+#define CLOVE__SLOT_MASK ((uintptr_t)0xFFFF)
+#define CLOVE__SEQ_SHIFT 20
+#define CLOVE__SEQ_MASK (UINTPTR_MAX >> CLOVE__SEQ_SHIFT)
 
 /* One shared job in the ring. */
 struct clove__entry {
@@ -92,9 +95,10 @@ struct clove_pool {
     clove_task *idle_first;    /* idle list, most recently idle first */
     clove_task *registered;    /* external tasks inside clove_pool_run */
 
-    /* Written under the lock, read without it as a hint (relaxed): the
-     * heartbeat handler skips the lock when nobody is idle. A stale read
-     * only delays or wastes one heartbeat. */
+    /* Tasks in the idle list. Written under the lock (seq_cst: half of the
+     * heartbeat thread's sleep handshake, see hb_sleep in pool.c), read
+     * without it as a hint: the heartbeat handler skips the lock when
+     * nobody is idle. A stale read only delays or wastes one heartbeat. */
     _Atomic uint32_t idle_count;
 
     /* -- Heartbeat thread handshake (lock-free, see heartbeat_main). ---- */
@@ -103,8 +107,8 @@ struct clove_pool {
      * thread can tell "idle for a while" from "between two short runs". */
     _Alignas(CLOVE__CACHE_LINE) _Atomic uint64_t runs;
     _Atomic uint32_t hb_asleep; /* 1 while the heartbeat thread sleeps
-                                 * until the next run (seq_cst, pairs with
-                                 * the runs increment in run_enter) */
+                                 * until a heartbeat may be useful (seq_cst;
+                                 * see hb_sleep and clove__hb_kick) */
     _Atomic uint32_t stopping;  /* 1 once destroy began; also the word the
                                  * heartbeat thread's timed sleep waits on */
 };
@@ -128,6 +132,9 @@ void clove__sleep_locked(clove_task *t);
  * clove__wake_one(&t->sleep) after unlocking. Lock held. */
 void clove__idle_remove_locked(clove_task *t);
 
+/* pool.c: wake the heartbeat thread if it sleeps (call after making
+ * runs or idle_count non-zero, without holding the lock). */
+void clove__hb_kick(clove_pool *p);
 /* pool.c: the calling thread's current task (NULL outside any pool). */
 clove_task *clove__current(void);
 void clove__set_current(clove_task *t);

@@ -8,7 +8,8 @@
  * - Wake-ups are issued after unlocking; they never dereference the woken
  *   task, so the task may already be gone (see wait.h).
  * - The heartbeat thread takes it once per interval, and only while some
- *   task is idle.
+ *   task is idle and some clove_pool_run is in progress (it sleeps
+ *   otherwise, see heartbeat_main).
  */
 #include "internal.h"
 #include "wait.h"
@@ -19,13 +20,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
 #include <sys/prctl.h>
+#endif
 #include <unistd.h>
 
 /* After this many heartbeat intervals with no clove_pool_run in progress
  * and none started, the heartbeat thread sleeps until the next run. Short
  * back-to-back runs therefore never pay for waking it, and an idle pool
- * costs at most this many wake-ups before it goes quiet. */
+ * costs about this many wake-ups before it goes quiet. (While runs are in
+ * progress but no task is idle it sleeps at once: see heartbeat_main.) */
 #define HB_GRACE_BEATS 4
 
 static _Thread_local clove_task *tls_current;
@@ -111,59 +115,78 @@ static void heartbeat_all(clove_pool *p)
     clove__unlock(p);
 }
 
+/* Whether a heartbeat can do any good: some clove_pool_run is in progress
+ * (so some task may have queued work) and some task is idle (so a shared
+ * job has a taker). */
+static bool hb_useful(clove_pool *p)
+{
+    return (uint32_t)atomic_load(&p->runs) != 0 && atomic_load(&p->idle_count) != 0;
+}
+
+/*
+ * Sleep until a heartbeat may be useful again or the pool stops.
+ * Dekker handshake with clove__hb_kick: we store hb_asleep = 1, then read
+ * runs and idle_count; a kicker first changes runs or idle_count, then
+ * reads hb_asleep. All four accesses are seq_cst, so at least one side
+ * sees the other's write: either we stay up, or the kicker wakes us.
+ */
+static void hb_sleep(clove_pool *p)
+{
+    atomic_store(&p->hb_asleep, 1);
+    while (!atomic_load(&p->stopping) && !hb_useful(p)) {
+        clove__wait(&p->hb_asleep, 1, 0);
+        atomic_store(&p->hb_asleep, 1);
+    }
+    atomic_store(&p->hb_asleep, 0);
+}
+
+void clove__hb_kick(clove_pool *p)
+{
+    if (atomic_load(&p->hb_asleep) && atomic_exchange(&p->hb_asleep, 0))
+        clove__wake_one(&p->hb_asleep);
+}
+
 static void *heartbeat_main(void *arg)
 {
     clove_pool *p = arg;
     const uint64_t interval_ns = (uint64_t)p->heartbeat_us * 1000u;
-#ifdef PR_SET_TIMERSLACK
+#if defined(__linux__) && defined(PR_SET_TIMERSLACK)
     /* The default 50 us timer slack would stretch a 100 us interval by half;
      * ask for a tenth of the interval instead. */
     (void)prctl(PR_SET_TIMERSLACK, (unsigned long)(interval_ns / 10 + 1), 0, 0, 0);
 #endif
     uint64_t last_runs = atomic_load_explicit(&p->runs, memory_order_relaxed);
     unsigned quiet = 0;
-    for (;;) {
-        if (atomic_load_explicit(&p->stopping, memory_order_acquire))
-            break;
+    while (!atomic_load_explicit(&p->stopping, memory_order_acquire)) {
         uint64_t runs = atomic_load_explicit(&p->runs, memory_order_relaxed);
-        if ((uint32_t)runs == 0 && runs == last_runs) {
-            if (++quiet >= HB_GRACE_BEATS) {
-                /* Go to sleep until a run starts. Dekker handshake with
-                 * run_enter: we store hb_asleep = 1 then load runs; it
-                 * increments runs then exchanges hb_asleep. With seq_cst on
-                 * both sides at least one of us sees the other's write, so
-                 * either we stay up or it wakes us. */
-                atomic_store(&p->hb_asleep, 1);
-                if ((uint32_t)atomic_load(&p->runs) == 0 &&
-                    !atomic_load(&p->stopping)) {
-                    while (atomic_load(&p->hb_asleep) == 1)
-                        clove__wait(&p->hb_asleep, 1, 0);
-                } else {
-                    atomic_store(&p->hb_asleep, 0);
-                }
-                quiet = 0;
-                last_runs = atomic_load_explicit(&p->runs, memory_order_relaxed);
-                continue;
-            }
-        } else {
-            quiet = 0;
-        }
+        bool active = (uint32_t)runs != 0 || runs != last_runs;
         last_runs = runs;
+        quiet = active ? 0 : quiet + 1;
+        /* Two reasons to sleep: no run for a few intervals (an idle pool
+         * costs no wake-ups), or runs but no idle task (every worker busy:
+         * a heartbeat would be pure cost). The first task to go idle, or
+         * the next run, kicks us awake. */
+        if (quiet >= HB_GRACE_BEATS ||
+            (active && atomic_load_explicit(&p->idle_count, memory_order_relaxed) == 0)) {
+            hb_sleep(p);
+            quiet = 0;
+            last_runs = atomic_load_explicit(&p->runs, memory_order_relaxed);
+            continue;
+        }
         /* Sleep one interval; destroy wakes us early through stopping. */
         clove__wait(&p->stopping, 0, interval_ns);
-        if (atomic_load_explicit(&p->idle_count, memory_order_relaxed) != 0)
+        if (hb_useful(p))
             heartbeat_all(p);
     }
     return NULL;
 }
 
-/* A clove_pool_run begins: count it, and wake the heartbeat thread if it
- * went to sleep. Pairs with the sleep handshake in heartbeat_main. */
+/* A clove_pool_run begins: count it (seq_cst: half of hb_sleep's
+ * handshake), and kick the heartbeat thread if it sleeps. */
 static void run_enter(clove_pool *p)
 {
     atomic_fetch_add(&p->runs, ((uint64_t)1 << 32) + 1);
-    if (atomic_load(&p->hb_asleep) && atomic_exchange(&p->hb_asleep, 0))
-        clove__wake_one(&p->hb_asleep);
+    clove__hb_kick(p);
 }
 
 static void run_leave(clove_pool *p)
@@ -198,7 +221,8 @@ static unsigned default_threads(void)
 static void stop_threads(clove_pool *p, unsigned started, bool hb_started)
 {
     clove__lock(p);
-    atomic_store_explicit(&p->stopping, 1, memory_order_release);
+    /* seq_cst: hb_sleep reads it after its seq_cst store of hb_asleep. */
+    atomic_store(&p->stopping, 1);
     clove_task *woken = NULL;
     while (p->idle_first) {
         clove_task *t = p->idle_first;

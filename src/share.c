@@ -52,9 +52,10 @@ static void idle_push_locked(clove_pool *p, clove_task *t)
     if (p->idle_first)
         p->idle_first->idle_prev = t;
     p->idle_first = t;
-    atomic_store_explicit(&p->idle_count,
-                          atomic_load_explicit(&p->idle_count, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
+    /* seq_cst: clove__sleep_locked then reads hb_asleep (the heartbeat
+     * thread's sleep handshake). */
+    atomic_store(&p->idle_count,
+                 atomic_load_explicit(&p->idle_count, memory_order_relaxed) + 1);
     /* Pairs with the acquire load in clove__sleep_locked. */
     atomic_store_explicit(&t->sleep, 0, memory_order_relaxed);
 }
@@ -83,6 +84,9 @@ void clove__sleep_locked(clove_task *t)
     clove_pool *p = t->pool;
     idle_push_locked(p, t);
     clove__unlock(p);
+    /* A task going idle is what makes heartbeats useful again. */
+    if ((uint32_t)atomic_load(&p->runs) != 0) /* seq_cst: see hb_sleep */
+        clove__hb_kick(p);
     /* Pairs with the release store in clove__idle_remove_locked. */
     while (atomic_load_explicit(&t->sleep, memory_order_acquire) == 0)
         clove__wait(&t->sleep, 0, 0);
@@ -116,6 +120,12 @@ static void ring_trim(clove_pool *p)
     while (p->ring_head != p->ring_tail &&
            p->ring[(p->ring_tail - 1) & (p->ring_cap - 1)].job == NULL)
         p->ring_tail--;
+}
+
+static bool ring_empty(clove_pool *p)
+{
+    ring_trim(p);
+    return p->ring_head == p->ring_tail;
 }
 
 static bool ring_pop(clove_pool *p, struct clove__entry *e)
@@ -161,7 +171,7 @@ CLOVE__COLD void clove__heartbeat_slow(clove_task *t)
         uint32_t slot = ring_push(p, f, t);
         f->prev = NULL;
         f->u.state = CLOVE__TAG_SHARED | ((uintptr_t)slot << CLOVE__SLOT_SHIFT) |
-                     ((uintptr_t)t->nshared << CLOVE__SEQ_SHIFT);
+                     (((uintptr_t)t->nshared & CLOVE__SEQ_MASK) << CLOVE__SEQ_SHIFT);
         t->nshared++;
         wake = p->idle_first;
         clove__idle_remove_locked(wake);
@@ -214,22 +224,25 @@ bool clove__run_one_locked(clove_task *t)
 CLOVE__COLD bool clove__join_slow(clove_task *t, clove_future *f)
 {
     clove_pool *p = t->pool;
-    uintptr_t tag = f->u.state & CLOVE__TAG_MASK;
-    if (f->prev != NULL || p == NULL || p->nworkers == 0 ||
-        (tag != CLOVE__TAG_SHARED && tag != CLOVE__TAG_TAKEN && tag != CLOVE__TAG_DONE)) {
-        if (f->u.state == CLOVE__STATE_JOINED)
-            clove__misuse("clove_join", "this future was already joined");
-        clove__misuse("clove_join", "this future was never forked (or its memory was overwritten)");
-    }
-
+    /* prev is owner-only, so reading it here is not a race; the state is
+     * guarded by the lock (a taker may be writing it right now). */
+    if (f->prev != NULL)
+        clove__misuse("clove_join", "internal: a queued future reached the slow path");
     clove__lock(p);
     uintptr_t state = f->u.state;
-    if ((uint32_t)(state >> CLOVE__SEQ_SHIFT) != t->nshared - 1 || t->tail != &t->head)
+    uintptr_t tag = state & CLOVE__TAG_MASK;
+    if (state == CLOVE__STATE_JOINED)
+        clove__misuse("clove_join", "this future was already joined");
+    if (p->nworkers == 0 ||
+        (tag != CLOVE__TAG_SHARED && tag != CLOVE__TAG_TAKEN && tag != CLOVE__TAG_DONE))
+        clove__misuse("clove_join", "this future was never forked (or its memory was overwritten)");
+    if (((state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) != ((t->nshared - 1) & CLOVE__SEQ_MASK) ||
+        t->nshared == 0 || t->tail != &t->head)
         clove__misuse("clove_join",
                       "joins are out of LIFO order (join the most recent fork first)");
     t->nshared--;
 
-    if ((state & CLOVE__TAG_MASK) == CLOVE__TAG_SHARED) {
+    if (tag == CLOVE__TAG_SHARED) {
         /* Nobody took it yet: reclaim it, the caller runs it. */
         uint32_t slot = (uint32_t)((state >> CLOVE__SLOT_SHIFT) & CLOVE__SLOT_MASK);
         p->ring[slot].job = NULL;
@@ -243,14 +256,28 @@ CLOVE__COLD bool clove__join_slow(clove_task *t, clove_future *f)
 
     /* Taken: help with other shared jobs while it runs, sleep when there
      * are none; the taker wakes us when it is done. */
+    bool woken = false;
     while ((f->u.state & CLOVE__TAG_MASK) != CLOVE__TAG_DONE) {
-        if (clove__run_one_locked(t))
+        if (clove__run_one_locked(t)) {
+            woken = false;
             continue;
+        }
         t->waiting_on = f;
         clove__sleep_locked(t);
         t->waiting_on = NULL;
+        woken = true;
+    }
+    /* A share may have woken us (we were on the idle list) just as our
+     * job finished. Pass that wake on, or the shared job would wait for
+     * its owner's join. */
+    clove_task *relay = NULL;
+    if (woken && !ring_empty(p) && p->idle_first != NULL) {
+        relay = p->idle_first;
+        clove__idle_remove_locked(relay);
     }
     clove__unlock(p);
+    if (relay)
+        clove__wake_one(&relay->sleep);
 #if CLOVE_DEBUG
     f->u.state = CLOVE__STATE_JOINED;
 #endif

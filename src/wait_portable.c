@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BUCKETS 64
 
@@ -26,13 +27,30 @@ struct bucket {
 static struct bucket buckets[BUCKETS];
 static pthread_once_t buckets_once = PTHREAD_ONCE_INIT;
 
+/* Timed waits use CLOCK_MONOTONIC where condvars support choosing the
+ * clock (POSIX clock selection), CLOCK_REALTIME elsewhere (macOS). */
+#if defined(_POSIX_CLOCK_SELECTION) && _POSIX_CLOCK_SELECTION > 0
+#define WAIT_CLOCK CLOCK_MONOTONIC
+static int set_clock(pthread_condattr_t *attr)
+{
+    return pthread_condattr_setclock(attr, CLOCK_MONOTONIC);
+}
+#else
+#define WAIT_CLOCK CLOCK_REALTIME
+static int set_clock(pthread_condattr_t *attr)
+{
+    (void)attr;
+    return 0;
+}
+#endif
+
 static void buckets_init(void)
 {
     for (int i = 0; i < BUCKETS; i++) {
         pthread_condattr_t attr;
         if (pthread_mutex_init(&buckets[i].lock, NULL) != 0 ||
             pthread_condattr_init(&attr) != 0 ||
-            pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) != 0 ||
+            set_clock(&attr) != 0 ||
             pthread_cond_init(&buckets[i].cond, &attr) != 0)
             abort(); /* cannot fail on any supported system */
         pthread_condattr_destroy(&attr);
@@ -55,7 +73,7 @@ void clove__wait(_Atomic uint32_t *addr, uint32_t expected, uint64_t timeout_ns)
     if (atomic_load_explicit(addr, memory_order_relaxed) == expected) {
         if (timeout_ns) {
             struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
+            clock_gettime(WAIT_CLOCK, &ts);
             uint64_t ns = (uint64_t)ts.tv_nsec + timeout_ns % 1000000000u;
             ts.tv_sec += (time_t)(timeout_ns / 1000000000u + ns / 1000000000u);
             ts.tv_nsec = (long)(ns % 1000000000u);

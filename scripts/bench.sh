@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Build clove and run the tree-sum benchmark (Spice's benchmark): the
+# sequential baseline, the root split by hand onto two threads, and clove
+# at 1..32 threads, for 1000 and 10 million nodes. Takes a few minutes.
+# Usage: scripts/bench.sh [extra tree_sum args, e.g. --csv out.csv]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j "$jobs" --target tree_sum idle
+build/bench/tree_sum -n 1000 -n 10000000 -t 1 -t 2 -t 4 -t 8 -t 16 -t 32 \
+  --baseline --split "$@"
+build/bench/idle

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Install what building and testing clove needs on Debian, if missing:
+# a C compiler, CMake and make. Nothing else is required by the library.
+# Optional extras (clang for the warnings build, valgrind for instruction
+# counts) are installed only when asked: scripts/deps.sh clang valgrind
+set -euo pipefail
+need=()
+command -v cc >/dev/null 2>&1 || need+=(build-essential)
+command -v cmake >/dev/null 2>&1 || need+=(cmake)
+command -v make >/dev/null 2>&1 || need+=(make)
+for extra in "$@"; do
+  case "$extra" in
+    clang) command -v clang >/dev/null 2>&1 || need+=(clang) ;;
+    valgrind) command -v valgrind >/dev/null 2>&1 || need+=(valgrind) ;;
+    *) echo "deps.sh: unknown extra '$extra'" >&2; exit 2 ;;
+  esac
+done
+((${#need[@]})) || exit 0
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "deps.sh: installing ${need[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
