@@ -1,0 +1,492 @@
+/*
+ * tree_sum.c - the tree-sum benchmark, in the manner of Spice's example.
+ *
+ * A balanced binary tree of n nodes, one malloc per 24-byte node, allocated
+ * in pre-order, node values 1..n (distinct), so every run's sum must be
+ * n(n+1)/2; a wrong sum aborts the program.
+ *
+ * Implementations (all in this binary, same compiler flags):
+ *   baseline  plain sequential recursion, no library at all
+ *   split     the root split by hand onto two plain pthreads: the left
+ *             subtree on a new pthread, the right one on the calling thread,
+ *             both sequential (the practical limit for 2 threads); the
+ *             pthread_create/join is inside the timed region
+ *   clove     fork at every node with two children, the idiom of clove.h;
+ *             one clove_pool_run over the whole tree per run, pools created
+ *             once per thread count (not timed)
+ *
+ * Samples are interleaved (one sample of every configuration per round) so
+ * that drift of a noisy machine hits all configurations alike. For small
+ * trees one sample times a batch of runs and divides (see --batch).
+ *
+ * Usage: tree_sum [-n NODES]... [-t THREADS]... [--baseline] [--split]
+ *                 [--only baseline|split|clove] [--reps R] [--batch B]
+ *                 [--min-time S] [--warmup W] [--heartbeat US]
+ *                 [--csv FILE] [--raw FILE] [--quick]
+ */
+#define _GNU_SOURCE
+#include <clove.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct node {
+    int64_t value;
+    struct node *left, *right;
+} node;
+
+_Static_assert(sizeof(node) == 24, "node must be 24 bytes");
+
+/* ------------------------------------------------------------------------ */
+/* Tree                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static void die(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "tree_sum: ");
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    exit(2);
+}
+
+/* Nodes for values lo..hi (inclusive), the middle one at the root,
+ * allocated in pre-order (the node before its subtrees). */
+static node *build(int64_t lo, int64_t hi)
+{
+    if (lo > hi)
+        return NULL;
+    int64_t mid = lo + (hi - lo) / 2;
+    node *n = malloc(sizeof *n);
+    if (!n)
+        die("%s", "out of memory building the tree");
+    n->value = mid;
+    n->left = build(lo, mid - 1);
+    n->right = build(mid + 1, hi);
+    return n;
+}
+
+static void destroy(node *n)
+{
+    while (n) {
+        destroy(n->left);
+        node *r = n->right;
+        free(n);
+        n = r;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sequential baseline                                                      */
+/* ------------------------------------------------------------------------ */
+
+static int64_t sum_seq(const node *n)
+{
+    int64_t s = n->value;
+    if (n->left)
+        s += sum_seq(n->left);
+    if (n->right)
+        s += sum_seq(n->right);
+    return s;
+}
+
+/* Timed entry points are noinline so that callgrind can collect inside
+ * them only (bench/callgrind.sh uses --toggle-collect=run_*). */
+__attribute__((noinline)) static int64_t run_baseline(const node *root)
+{
+    return sum_seq(root);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Root split by hand onto two pthreads                                     */
+/* ------------------------------------------------------------------------ */
+
+struct split_arg {
+    const node *n;
+    int64_t result;
+};
+
+static void *split_thread(void *p)
+{
+    struct split_arg *a = p;
+    a->result = a->n ? sum_seq(a->n) : 0;
+    return NULL;
+}
+
+__attribute__((noinline)) static int64_t run_split(const node *root)
+{
+    struct split_arg left = { root->left, 0 };
+    pthread_t th;
+    int rc = pthread_create(&th, NULL, split_thread, &left);
+    if (rc != 0)
+        die("pthread_create failed: %s", strerror(rc));
+    int64_t s = root->value + (root->right ? sum_seq(root->right) : 0);
+    rc = pthread_join(th, NULL);
+    if (rc != 0)
+        die("pthread_join failed: %s", strerror(rc));
+    return s + left.result;
+}
+
+/* ------------------------------------------------------------------------ */
+/* clove                                                                    */
+/* ------------------------------------------------------------------------ */
+
+struct sum_arg {
+    const node *n;
+    int64_t result;
+};
+
+static int64_t sum_clove(clove_task *t, const node *n);
+
+static void sum_job(clove_task *t, void *p)
+{
+    struct sum_arg *a = p;
+    a->result = sum_clove(t, a->n);
+}
+
+static int64_t sum_clove(clove_task *t, const node *n)
+{
+    int64_t s = n->value;
+    if (n->left && n->right) {
+        clove_future f;
+        struct sum_arg right = { n->right, 0 };
+        clove_fork(t, &f, sum_job, &right);
+        s += sum_clove(t, n->left);
+        if (!clove_join(t, &f))
+            right.result = sum_clove(t, n->right);
+        return s + right.result;
+    }
+    if (n->left)
+        s += sum_clove(t, n->left);
+    if (n->right)
+        s += sum_clove(t, n->right);
+    return s;
+}
+
+struct root_arg {
+    const node *root;
+    int64_t result;
+};
+
+static void root_job(clove_task *t, void *p)
+{
+    struct root_arg *a = p;
+    a->result = sum_clove(t, a->root);
+}
+
+__attribute__((noinline)) static int64_t run_clove(clove_pool *pool, const node *root)
+{
+    struct root_arg a = { root, 0 };
+    int rc = clove_pool_run(pool, root_job, &a);
+    if (rc != 0)
+        die("clove_pool_run failed: %s", strerror(rc));
+    return a.result;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Measurement                                                              */
+/* ------------------------------------------------------------------------ */
+
+enum impl { IMPL_BASELINE, IMPL_SPLIT, IMPL_CLOVE };
+static const char *const impl_name[] = { "baseline", "split", "clove" };
+
+struct config {
+    enum impl impl;
+    unsigned threads;    /* clove: pool size; split: 2; baseline: 1 */
+    clove_pool *pool;    /* clove only */
+    double *samples;     /* ns per node */
+    size_t nsamples;
+};
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int64_t run_once(const struct config *c, const node *root)
+{
+    switch (c->impl) {
+    case IMPL_BASELINE: return run_baseline(root);
+    case IMPL_SPLIT: return run_split(root);
+    case IMPL_CLOVE: return run_clove(c->pool, root);
+    }
+    return -1;
+}
+
+/* One sample: `batch` runs, each checked; returns elapsed ns. */
+static double sample(const struct config *c, const node *root, int64_t n,
+                     unsigned batch)
+{
+    const int64_t expect = n * (n + 1) / 2;
+    double t0 = now_ns();
+    for (unsigned i = 0; i < batch; i++) {
+        int64_t got = run_once(c, root);
+        if (got != expect) {
+            fprintf(stderr,
+                    "tree_sum: WRONG SUM: impl=%s threads=%u n=%" PRId64
+                    " got %" PRId64 " expected %" PRId64 "\n",
+                    impl_name[c->impl], c->threads, n, got, expect);
+            abort();
+        }
+    }
+    return now_ns() - t0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *v, size_t k)
+{
+    qsort(v, k, sizeof *v, cmp_double);
+    return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                  */
+/* ------------------------------------------------------------------------ */
+
+#define MAX_LIST 32
+
+static unsigned long parse_ul(const char *opt, const char *s, unsigned long max)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end); /* accepts 1e7 */
+    if (errno || *end || v < 0 || v > (double)max || v != (double)(unsigned long)v)
+        die("bad value for %s", opt);
+    return (unsigned long)v;
+}
+
+static void usage(void)
+{
+    fputs("usage: tree_sum [-n NODES]... [-t THREADS]... [--baseline] [--split]\n"
+          "                [--only baseline|split|clove] [--reps R] [--batch B]\n"
+          "                [--min-time SECONDS] [--warmup W] [--heartbeat US]\n"
+          "                [--csv FILE] [--raw FILE] [--quick]\n"
+          "  -n NODES      tree size (repeatable; default 10000000)\n"
+          "  -t THREADS    clove pool size (repeatable; default 1 and 2)\n"
+          "  --baseline    include the sequential baseline\n"
+          "  --split       include the root split by hand onto two pthreads\n"
+          "  --only IMPL   run only this implementation (for callgrind)\n"
+          "  --reps R      samples per configuration (default: enough for\n"
+          "                --min-time per configuration, at least 5, at most 2000)\n"
+          "  --batch B     runs per sample (default: 1 for n >= 100000, else\n"
+          "                enough runs for about 1M nodes per sample)\n"
+          "  --min-time S  target seconds per configuration (default 0.5)\n"
+          "  --warmup W    untimed runs per configuration first (default 1)\n"
+          "  --heartbeat US  clove heartbeat interval (default: the library's)\n"
+          "  --csv FILE    also write the results as CSV\n"
+          "  --raw FILE    also write every sample as CSV\n"
+          "  --quick       short run (3 samples, no calibration): smoke test\n",
+          stderr);
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    unsigned long sizes[MAX_LIST], threads[MAX_LIST];
+    size_t nsizes = 0, nthreads = 0;
+    bool want_baseline = false, want_split = false, quick = false;
+    int only = -1;
+    unsigned long reps = 0, batch_opt = 0, warmup = 1, heartbeat = 0;
+    double min_time = 0.5;
+    const char *csv_path = NULL, *raw_path = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+#define NEXT() (i + 1 < argc ? argv[++i] : (usage(), ""))
+        if (!strcmp(a, "-n")) {
+            if (nsizes == MAX_LIST) die("%s", "too many -n");
+            sizes[nsizes] = parse_ul("-n", NEXT(), 1ul << 40);
+            if (sizes[nsizes] == 0) die("%s", "-n must be positive");
+            nsizes++;
+        } else if (!strcmp(a, "-t")) {
+            if (nthreads == MAX_LIST) die("%s", "too many -t");
+            threads[nthreads] = parse_ul("-t", NEXT(), CLOVE_MAX_THREADS);
+            if (threads[nthreads] == 0) die("%s", "-t must be positive");
+            nthreads++;
+        } else if (!strcmp(a, "--baseline")) {
+            want_baseline = true;
+        } else if (!strcmp(a, "--split")) {
+            want_split = true;
+        } else if (!strcmp(a, "--only")) {
+            const char *v = NEXT();
+            for (int k = 0; k < 3; k++)
+                if (!strcmp(v, impl_name[k])) only = k;
+            if (only < 0) die("--only: unknown implementation %s", v);
+        } else if (!strcmp(a, "--reps")) {
+            reps = parse_ul("--reps", NEXT(), 1000000);
+            if (!reps) die("%s", "--reps must be positive");
+        } else if (!strcmp(a, "--batch")) {
+            batch_opt = parse_ul("--batch", NEXT(), 100000000);
+        } else if (!strcmp(a, "--warmup")) {
+            warmup = parse_ul("--warmup", NEXT(), 1000000);
+        } else if (!strcmp(a, "--min-time")) {
+            char *end;
+            min_time = strtod(NEXT(), &end);
+            if (*end || !(min_time >= 0)) die("%s", "bad value for --min-time");
+        } else if (!strcmp(a, "--heartbeat")) {
+            heartbeat = parse_ul("--heartbeat", NEXT(), CLOVE_MAX_HEARTBEAT_US);
+        } else if (!strcmp(a, "--csv")) {
+            csv_path = NEXT();
+        } else if (!strcmp(a, "--raw")) {
+            raw_path = NEXT();
+        } else if (!strcmp(a, "--quick")) {
+            quick = true;
+        } else {
+            usage();
+        }
+#undef NEXT
+    }
+    if (!nsizes) sizes[nsizes++] = 10000000;
+    if (!nthreads) { threads[nthreads++] = 1; threads[nthreads++] = 2; }
+    if (only == IMPL_BASELINE) want_baseline = true;
+    if (only == IMPL_SPLIT) want_split = true;
+
+    /* Configurations, in the order they are sampled within a round. */
+    struct config cfg[MAX_LIST + 2];
+    size_t ncfg = 0;
+    if (want_baseline && (only < 0 || only == IMPL_BASELINE))
+        cfg[ncfg++] = (struct config){ .impl = IMPL_BASELINE, .threads = 1 };
+    if (want_split && (only < 0 || only == IMPL_SPLIT))
+        cfg[ncfg++] = (struct config){ .impl = IMPL_SPLIT, .threads = 2 };
+    if (only < 0 || only == IMPL_CLOVE)
+        for (size_t k = 0; k < nthreads; k++)
+            cfg[ncfg++] = (struct config){ .impl = IMPL_CLOVE,
+                                           .threads = (unsigned)threads[k] };
+
+    for (size_t k = 0; k < ncfg; k++) {
+        if (cfg[k].impl != IMPL_CLOVE) continue;
+        clove_config cc = { .threads = cfg[k].threads,
+                            .heartbeat_us = (unsigned)heartbeat };
+        int rc = clove_pool_create(&cfg[k].pool, &cc);
+        if (rc != 0) die("clove_pool_create failed: %s", strerror(rc));
+    }
+
+    FILE *csv = NULL;
+    if (csv_path) {
+        csv = fopen(csv_path, "w");
+        if (!csv) die("cannot open %s", csv_path);
+        fputs("workload,n,impl,threads,heartbeat_us,median_ns_per_node,min,max,"
+              "ratio_to_baseline,samples\n", csv);
+    }
+
+    FILE *raw = NULL;
+    if (raw_path) {
+        raw = fopen(raw_path, "w");
+        if (!raw) die("cannot open %s", raw_path);
+        fputs("n,impl,threads,round,ns_per_node\n", raw);
+    }
+
+    printf("tree_sum: balanced tree, one malloc per 24-byte node, pre-order;"
+           " ns per node (lower is better)\n");
+    printf("heartbeat: %s%lu us; samples interleaved across configurations;"
+           " every run's sum checked\n",
+           heartbeat ? "" : "library default ",
+           heartbeat ? heartbeat : (unsigned long)CLOVE_DEFAULT_HEARTBEAT_US);
+
+    for (size_t si = 0; si < nsizes; si++) {
+        const int64_t n = (int64_t)sizes[si];
+        double tb0 = now_ns();
+        node *root = build(1, n);
+        double tb = now_ns() - tb0;
+
+        unsigned batch = (unsigned)batch_opt;
+        if (!batch)
+            batch = n >= 100000 ? 1 : (unsigned)((1000000 + n - 1) / n);
+
+        /* Warm-up (untimed). Then calibration: one more sample of every
+         * configuration; the median of those sample times decides how many
+         * rounds give each configuration about min_time seconds. (Not the
+         * slowest one: the first pthread_create of the split, say, can be
+         * a 100x outlier.) */
+        for (size_t k = 0; k < ncfg; k++)
+            for (unsigned long w = 0; w < warmup; w++)
+                (void)sample(&cfg[k], root, n, batch);
+        size_t rounds = reps;
+        if (!rounds) {
+            if (quick) {
+                rounds = 3;
+            } else {
+                double cal[MAX_LIST + 2];
+                for (size_t k = 0; k < ncfg; k++)
+                    cal[k] = sample(&cfg[k], root, n, batch);
+                double per = median_of(cal, ncfg);
+                double r = min_time * 1e9 / (per > 0 ? per : 1e6);
+                rounds = r < 5 ? 5 : r > 2000 ? 2000 : (size_t)r;
+            }
+        }
+
+        for (size_t k = 0; k < ncfg; k++) {
+            cfg[k].samples = malloc(rounds * sizeof(double));
+            if (!cfg[k].samples) die("%s", "out of memory");
+            cfg[k].nsamples = 0;
+        }
+        double t0 = now_ns();
+        for (size_t r = 0; r < rounds; r++)
+            for (size_t k = 0; k < ncfg; k++)
+                cfg[k].samples[cfg[k].nsamples++] =
+                    sample(&cfg[k], root, n, batch) / ((double)n * batch);
+        double total = now_ns() - t0;
+        if (raw)
+            for (size_t r = 0; r < rounds; r++)
+                for (size_t k = 0; k < ncfg; k++)
+                    fprintf(raw, "%" PRId64 ",%s,%u,%zu,%.4f\n", n,
+                            impl_name[cfg[k].impl], cfg[k].threads, r,
+                            cfg[k].samples[r]);
+
+        printf("\nn = %" PRId64 " nodes (built in %.2f s), %zu samples per"
+               " configuration, %u run%s per sample%s, %.1f s sampling\n",
+               n, tb / 1e9, rounds, batch, batch == 1 ? "" : "s",
+               batch == 1 ? "" : " (sample time divided by runs x nodes)",
+               total / 1e9);
+        printf("  %-9s %7s %10s %10s %10s %12s\n", "impl", "threads",
+               "median", "min", "max", "vs baseline");
+
+        double base_median = 0;
+        for (size_t k = 0; k < ncfg; k++) {
+            double *v = cfg[k].samples;
+            size_t m = cfg[k].nsamples;
+            double med = median_of(v, m);
+            if (cfg[k].impl == IMPL_BASELINE) base_median = med;
+            char ratio[32] = "-";
+            if (base_median > 0)
+                snprintf(ratio, sizeof ratio, "%.2fx", med / base_median);
+            printf("  %-9s %7u %10.3f %10.3f %10.3f %12s\n",
+                   impl_name[cfg[k].impl], cfg[k].threads, med, v[0], v[m - 1],
+                   ratio);
+            if (csv) {
+                fprintf(csv, "tree_sum,%" PRId64 ",%s,%u,%lu,%.4f,%.4f,%.4f,",
+                        n, impl_name[cfg[k].impl], cfg[k].threads,
+                        cfg[k].impl == IMPL_CLOVE
+                            ? (heartbeat ? heartbeat : CLOVE_DEFAULT_HEARTBEAT_US)
+                            : 0ul,
+                        med, v[0], v[m - 1]);
+                if (base_median > 0)
+                    fprintf(csv, "%.4f", med / base_median);
+                fprintf(csv, ",%zu\n", m);
+            }
+            free(cfg[k].samples);
+            cfg[k].samples = NULL;
+        }
+        fflush(stdout);
+        destroy(root);
+    }
+
+    for (size_t k = 0; k < ncfg; k++)
+        clove_pool_destroy(cfg[k].pool);
+    if (raw && fclose(raw) != 0)
+        die("error writing %s", raw_path);
+    if (csv && fclose(csv) != 0)
+        die("error writing %s", csv_path);
+    return 0;
+}
