@@ -248,9 +248,10 @@ CLOVE__COLD bool clove__join_slow(clove_task *t, clove_future *f)
         p->ring[slot].job = NULL;
         ring_trim(p);
         clove__unlock(p);
-#if CLOVE_DEBUG
+        /* Mark it joined in every build (one store on a cold path) so a
+         * second join is named as such whatever CLOVE_DEBUG the caller or
+         * the library was built with. */
         f->u.state = CLOVE__STATE_JOINED;
-#endif
         return false;
     }
 
@@ -278,8 +279,6 @@ CLOVE__COLD bool clove__join_slow(clove_task *t, clove_future *f)
     clove__unlock(p);
     if (relay)
         clove__wake_one(&relay->sleep);
-#if CLOVE_DEBUG
-    f->u.state = CLOVE__STATE_JOINED;
-#endif
+    f->u.state = CLOVE__STATE_JOINED; /* see the reclaim path above */
     return true;
 }

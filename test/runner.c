@@ -1,0 +1,106 @@
+/*
+ * runner.c - clove_tests: run one test by name, all of them, or list them.
+ *
+ *   clove_tests              run every test, each in a child process (one
+ *                            failure does not stop the others), and
+ *                            print a summary; exit status 1 if any failed
+ *   clove_tests NAME...      run the named tests in this process
+ *   clove_tests --list       print the test names, one per line
+ *   clove_tests --misuse N   (internal) a misuse child of misuse_aborts
+ *
+ * Environment: CLOVE_TEST_SCALE (size multiplier, default 1),
+ * CLOVE_TEST_VERBOSE=1 (print statistics).
+ */
+#include "test.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct test_entry {
+    const char *name;
+    void (*fn)(void);
+};
+
+static const struct test_entry tests[] = {
+#define X(name) {#name, test_##name},
+#include "list.h"
+#undef X
+};
+#define NTESTS (sizeof tests / sizeof tests[0])
+
+static int run_test(const struct test_entry *e)
+{
+    printf("RUN  %s\n", e->name);
+    fflush(stdout);
+    double t0 = now_s();
+    e->fn();
+    printf("PASS %s (%.2f s)\n", e->name, now_s() - t0);
+    fflush(stdout);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "--list") == 0) {
+        for (size_t i = 0; i < NTESTS; i++)
+            printf("%s\n", tests[i].name);
+        return 0;
+    }
+    if (argc == 3 && strcmp(argv[1], "--misuse") == 0)
+        return misuse_child_main(argv[2]);
+    if (argc >= 2 && argv[1][0] == '-') {
+        fprintf(stderr, "usage: %s [--list | NAME...]\n", argv[0]);
+        return 2;
+    }
+
+    if (argc == 1) {
+        double t0 = now_s();
+        size_t failed = 0;
+        for (size_t i = 0; i < NTESTS; i++) {
+            fflush(NULL);
+            pid_t pid = fork();
+            if (pid < 0) {
+                perror("fork");
+                return 1;
+            }
+            if (pid == 0) {
+                execl("/proc/self/exe", argv[0], tests[i].name, (char *)NULL);
+                perror("execl /proc/self/exe");
+                _exit(127);
+            }
+            int status = 0;
+            while (waitpid(pid, &status, 0) < 0) {
+                if (errno != EINTR) {
+                    perror("waitpid");
+                    return 1;
+                }
+            }
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                failed++;
+                if (WIFSIGNALED(status))
+                    printf("FAIL %s (killed by signal %d)\n", tests[i].name,
+                           WTERMSIG(status));
+                else
+                    printf("FAIL %s (exit status %d)\n", tests[i].name,
+                           WEXITSTATUS(status));
+            }
+        }
+        printf("%zu of %zu tests passed (%.2f s, scale %g)\n", NTESTS - failed, NTESTS,
+               now_s() - t0, test_scale());
+        return failed ? 1 : 0;
+    }
+    for (int a = 1; a < argc; a++) {
+        size_t i = 0;
+        while (i < NTESTS && strcmp(tests[i].name, argv[a]) != 0)
+            i++;
+        if (i == NTESTS) {
+            fprintf(stderr, "unknown test: %s (see --list)\n", argv[a]);
+            return 2;
+        }
+        run_test(&tests[i]);
+    }
+    return 0;
+}

@@ -1,0 +1,237 @@
+/*
+ * test.h - the clove test suite's assertions and shared helpers.
+ *
+ * An assertion that fails prints file:line, the expression and the values,
+ * and ends the process with status 1 (from any thread): every test runs in
+ * a process of its own under CTest, so nothing else needs unwinding.
+ */
+#ifndef CLOVE_TEST_H
+#define CLOVE_TEST_H
+
+#include <clove.h>
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TEST_NORETURN __attribute__((noreturn))
+#define TEST_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define TEST_NORETURN
+#define TEST_PRINTF(f, a)
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Assertions                                                               */
+/* ------------------------------------------------------------------------ */
+
+TEST_NORETURN TEST_PRINTF(3, 4) void test_fail(const char *file, int line, const char *fmt, ...);
+
+#define ASSERT(c)                                                             \
+    do {                                                                      \
+        if (!(c))                                                             \
+            test_fail(__FILE__, __LINE__, "ASSERT(%s)", #c);                  \
+    } while (0)
+
+#define ASSERT_MSG(c, ...)                                                    \
+    do {                                                                      \
+        if (!(c))                                                             \
+            test_fail(__FILE__, __LINE__, __VA_ARGS__);                       \
+    } while (0)
+
+#define TEST__CMP_U(a, op, b)                                                 \
+    do {                                                                      \
+        uintmax_t test_a_ = (uintmax_t)(a), test_b_ = (uintmax_t)(b);         \
+        if (!(test_a_ op test_b_))                                            \
+            test_fail(__FILE__, __LINE__, "ASSERT(%s " #op " %s): %ju vs %ju" \
+                      " (0x%jx vs 0x%jx)", #a, #b, test_a_, test_b_,          \
+                      test_a_, test_b_);                                      \
+    } while (0)
+
+#define TEST__CMP_I(a, op, b)                                                 \
+    do {                                                                      \
+        intmax_t test_a_ = (intmax_t)(a), test_b_ = (intmax_t)(b);            \
+        if (!(test_a_ op test_b_))                                            \
+            test_fail(__FILE__, __LINE__, "ASSERT(%s " #op " %s): %jd vs %jd",\
+                      #a, #b, test_a_, test_b_);                              \
+    } while (0)
+
+#define TEST__CMP_P(a, op, b)                                                 \
+    do {                                                                      \
+        const void *test_a_ = (const void *)(a), *test_b_ = (const void *)(b);\
+        if (!(test_a_ op test_b_))                                            \
+            test_fail(__FILE__, __LINE__, "ASSERT(%s " #op " %s): %p vs %p",  \
+                      #a, #b, test_a_, test_b_);                              \
+    } while (0)
+
+/* Unsigned (uintmax_t), signed (intmax_t) and pointer comparisons. */
+#define ASSERT_EQ_U(a, b) TEST__CMP_U(a, ==, b)
+#define ASSERT_NE_U(a, b) TEST__CMP_U(a, !=, b)
+#define ASSERT_LE_U(a, b) TEST__CMP_U(a, <=, b)
+#define ASSERT_LT_U(a, b) TEST__CMP_U(a, <, b)
+#define ASSERT_GE_U(a, b) TEST__CMP_U(a, >=, b)
+#define ASSERT_EQ_I(a, b) TEST__CMP_I(a, ==, b)
+#define ASSERT_NE_I(a, b) TEST__CMP_I(a, !=, b)
+#define ASSERT_EQ_P(a, b) TEST__CMP_P(a, ==, b)
+#define ASSERT_NE_P(a, b) TEST__CMP_P(a, !=, b)
+#define ASSERT_TRUE(c) ASSERT(c)
+#define ASSERT_FALSE(c) ASSERT(!(c))
+
+/* A call returning 0 or an errno value. */
+#define ASSERT_OK(call)                                                       \
+    do {                                                                      \
+        int test_rc_ = (call);                                                \
+        if (test_rc_ != 0)                                                    \
+            test_fail(__FILE__, __LINE__, "%s returned %d, expected 0",       \
+                      #call, test_rc_);                                       \
+    } while (0)
+
+#define ASSERT_CONTAINS(hay, needle)                                          \
+    do {                                                                      \
+        const char *test_h_ = (hay), *test_n_ = (needle);                     \
+        if (test_h_ == NULL || strstr(test_h_, test_n_) == NULL)              \
+            test_fail(__FILE__, __LINE__, "expected \"%s\" in:\n---\n%s---",  \
+                      test_n_, test_h_ ? test_h_ : "(null)");                 \
+    } while (0)
+
+/* ------------------------------------------------------------------------ */
+/* Test list                                                                */
+/* ------------------------------------------------------------------------ */
+
+#define X(name) void test_##name(void);
+#include "list.h"
+#undef X
+
+/* Child processes of misuse_aborts (clove_tests --misuse NAME). */
+int misuse_child_main(const char *name);
+
+/* ------------------------------------------------------------------------ */
+/* Helpers (util.c)                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Size/iteration multiplier: CLOVE_TEST_SCALE (default 1) times a build
+ * factor (1/4 under ThreadSanitizer, 1/2 under AddressSanitizer). */
+double test_scale(void);
+/* n * test_scale(), at least lo. */
+size_t scaled(size_t n, size_t lo);
+/* Seconds scaled likewise, at least lo. */
+double scaled_seconds(double s, double lo);
+bool test_verbose(void);
+TEST_PRINTF(1, 2) void test_log(const char *fmt, ...);
+
+/* Bijective 64-bit mixer (splitmix64 finaliser): distinct in, distinct out. */
+static inline uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
+
+typedef struct test_rng {
+    uint64_t s;
+} test_rng;
+static inline uint64_t rng_next(test_rng *r)
+{
+    r->s += 0x9e3779b97f4a7c15ull;
+    return mix64(r->s);
+}
+/* Uniform enough in [0, n) for tests; n > 0. */
+static inline uint64_t rng_below(test_rng *r, uint64_t n)
+{
+    return rng_next(r) % n;
+}
+
+double now_s(void);
+void sleep_us(unsigned long us);
+
+/* Pool helpers: create with the given config or fail the test. */
+clove_pool *make_pool(unsigned threads, unsigned heartbeat_us);
+
+/* /proc/self/task helpers (Linux). */
+unsigned thread_count(void);
+/* The thread count to come back to: starts (and joins) one plain thread
+ * first, so that helper threads a sanitizer runtime starts with the first
+ * pthread_create (ThreadSanitizer's background thread) are counted in. */
+unsigned thread_baseline(void);
+/* Wait up to ~5 s for thread_count() to equal n (threads that were joined
+ * can linger in /proc for a moment); returns the last count seen. */
+unsigned wait_thread_count(unsigned n);
+/* Fills tids (up to max) and returns how many threads there are. */
+size_t list_tids(pid_t *tids, size_t max);
+/* voluntary + nonvoluntary context switches of one thread; -1 if gone. */
+long long thread_ctx_switches(pid_t tid);
+/* One-letter state from /proc/self/task/TID/stat, or '?' if gone. */
+char thread_state(pid_t tid);
+
+/* Run "clove_tests --misuse NAME" as a child process with stderr captured.
+ * Returns the wait status; *err gets the captured stderr (malloc'd). */
+int run_self_child(const char *name, char **err);
+
+/* Sum of values over a contiguous index range, for cross-checking. */
+struct sums {
+    uint64_t sum;  /* sum of values */
+    uint64_t hash; /* sum of mix64(value ^ index * K): a second checksum */
+};
+static inline uint64_t index_value(uint64_t seed, uint64_t i)
+{
+    return mix64(seed ^ mix64(i));
+}
+static inline uint64_t index_hash(uint64_t value, uint64_t i)
+{
+    return mix64(value ^ (i * 0xd6e8feb86659fd93ull)) + i;
+}
+static inline void sums_add(struct sums *a, struct sums b)
+{
+    a->sum += b.sum;
+    a->hash += b.hash;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Random trees (tree.c)                                                    */
+/* ------------------------------------------------------------------------ */
+
+enum tree_shape {
+    SHAPE_RANDOM,     /* left size uniform in [0, n-1] */
+    SHAPE_UNBALANCED, /* mostly a heavy left side and a tiny right one */
+    SHAPE_CHAIN,      /* a long left spine with single-leaf right children */
+    SHAPE_COMPLETE,   /* balanced */
+    SHAPE_COUNT
+};
+
+struct tnode {
+    struct tnode *left, *right;
+    uint64_t value; /* distinct across the tree */
+    size_t index;   /* position in tree.nodes */
+};
+
+struct tree {
+    size_t n;
+    struct tnode *nodes;
+    struct tnode *root;
+    _Atomic uint32_t *visits; /* per node, incremented by the parallel sum */
+    struct sums expect;       /* the sequential answer */
+};
+
+const char *shape_name(enum tree_shape s);
+void tree_build(struct tree *tr, size_t n, enum tree_shape shape, uint64_t seed);
+void tree_free(struct tree *tr);
+/* Parallel sum: forks the right child at every node that has two. */
+struct sums tree_sum(clove_task *t, const struct tree *tr, const struct tnode *n);
+/* Checks every node was visited exactly once and the sums match; resets
+ * the visit counters. */
+void tree_check(const struct tree *tr, struct sums got);
+/* How many forked subtree jobs ran on a task other than the forking one
+ * (information only: never a pass/fail criterion). */
+uint64_t tree_taken_count(void);
+
+/* A tree sum inside clove_pool_run, checked. */
+void run_tree_checked(clove_pool *pool, const struct tree *tr);
+
+#endif

@@ -1,0 +1,122 @@
+/*
+ * test_fault.c - ENOMEM and EAGAIN from clove_pool_create, by making the
+ * n-th allocation, thread creation or sync-object initialisation fail
+ * (src/fault.h), for n = 1, 2, ... until create no longer reaches it.
+ * LeakSanitizer (ASan builds) checks at exit that nothing leaked.
+ */
+#include "test.h"
+#include "../src/fault.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+static char sentinel_obj;
+#define SENTINEL ((clove_pool *)(void *)&sentinel_obj)
+
+static const char *kind_name(int kind)
+{
+    switch (kind) {
+    case CLOVE__FAULT_ALLOC: return "alloc";
+    case CLOVE__FAULT_THREAD: return "thread";
+    case CLOVE__FAULT_SYNC: return "sync";
+    default: return "?";
+    }
+}
+
+/* Returns how many points of this kind made create fail. */
+static unsigned long walk(int kind, const clove_config *cfg, unsigned base,
+                          const struct tree *tr)
+{
+    int expect_rc = kind == CLOVE__FAULT_THREAD ? EAGAIN : ENOMEM;
+    unsigned long n;
+    for (n = 1; n < 1000; n++) {
+        clove_pool *p = SENTINEL;
+        clove__fault_arm(kind, n);
+        int rc = clove_pool_create(&p, cfg);
+        unsigned long seen = clove__fault_count(kind);
+        clove__fault_arm(kind, 0);
+        if (rc == 0) {
+            /* Create got through without reaching the armed point. */
+            ASSERT_MSG(seen < n, "%s point %lu was reached (%lu seen) but create "
+                       "succeeded", kind_name(kind), n, seen);
+            ASSERT_NE_P(p, SENTINEL);
+            run_tree_checked(p, tr);
+            clove_pool_destroy(p);
+            break;
+        }
+        ASSERT_MSG(rc == expect_rc, "failing %s point %lu (threads=%u, stack_size=%zu): "
+                   "create returned %d, expected %d", kind_name(kind), n, cfg->threads,
+                   cfg->stack_size, rc, expect_rc);
+        ASSERT_MSG(seen >= n, "create failed with %d but %s point %lu was never reached",
+                   rc, kind_name(kind), n);
+        ASSERT_EQ_P(p, SENTINEL);
+        unsigned now = wait_thread_count(base);
+        ASSERT_MSG(now == base, "after failing %s point %lu: %u threads, expected %u",
+                   kind_name(kind), n, now, base);
+    }
+    ASSERT_LT_U(n, 1000);
+    test_log("fault %s threads=%u stack=%zu: %lu failure points\n", kind_name(kind),
+             cfg->threads, cfg->stack_size, n - 1);
+    return n - 1;
+}
+
+void test_fault_injection_walk(void)
+{
+    struct tree tr;
+    tree_build(&tr, 3000, SHAPE_RANDOM, 0xfa);
+    unsigned base = thread_baseline();
+    static const clove_config cfgs[] = {
+        {4, 0, 0},
+        {4, 1, (size_t)512 << 10},
+        {2, 1, 65536 * 2},
+        {1, 0, 0},
+        {1, 0, (size_t)1 << 20},
+    };
+    for (int rep = 0; rep < 2; rep++) {
+        for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
+            const clove_config *cfg = &cfgs[c];
+            unsigned long a = walk(CLOVE__FAULT_ALLOC, cfg, base, &tr);
+            unsigned long s = walk(CLOVE__FAULT_SYNC, cfg, base, &tr);
+            unsigned long t = walk(CLOVE__FAULT_THREAD, cfg, base, &tr);
+            /* At least the pool itself, its lock, and every worker. */
+            ASSERT_GE_U(a, 1);
+            ASSERT_GE_U(s, 1);
+            ASSERT_GE_U(t, cfg->threads - 1);
+        }
+    }
+    /* Everything works normally afterwards. */
+    clove_pool *p = make_pool(4, 1);
+    for (int r = 0; r < 3; r++)
+        run_tree_checked(p, &tr);
+    clove_pool_destroy(p);
+    ASSERT_EQ_U(wait_thread_count(base), base);
+    tree_free(&tr);
+}
+
+/* A real failure, not an injected one: worker stacks that cannot be
+ * mapped. pthread_create fails after the heartbeat thread (and possibly
+ * other workers) started; create must undo everything. */
+void test_create_huge_stack_fails(void)
+{
+    struct tree tr;
+    tree_build(&tr, 2000, SHAPE_RANDOM, 0xb19);
+    unsigned base = thread_baseline();
+    static const size_t sizes[] = {(size_t)1 << 60, SIZE_MAX / 2, SIZE_MAX - 65535};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        for (unsigned threads = 2; threads <= 4; threads++) {
+            clove_config cfg = {threads, 1, sizes[k]};
+            clove_pool *p = SENTINEL;
+            int rc = clove_pool_create(&p, &cfg);
+            ASSERT_MSG(rc == EAGAIN || rc == ENOMEM || rc == EINVAL,
+                       "create with stack_size=%zu returned %d", sizes[k], rc);
+            test_log("stack_size=%zu threads=%u: %d\n", sizes[k], threads, rc);
+            ASSERT_EQ_P(p, SENTINEL);
+            ASSERT_EQ_U(wait_thread_count(base), base);
+        }
+    }
+    clove_pool *p = make_pool(3, 1);
+    run_tree_checked(p, &tr);
+    clove_pool_destroy(p);
+    ASSERT_EQ_U(wait_thread_count(base), base);
+    tree_free(&tr);
+}

@@ -1,0 +1,583 @@
+/*
+ * test_joblist.c - the owner's job list (fork/join on one task), join2,
+ * and the three fates of a fork: not taken, taken, shared then reclaimed.
+ *
+ * These tests look at the public layout of clove_task/clove_future (tail,
+ * head, prev, u.next): clove.h puts it there for the inline fast path.
+ */
+#include "test.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define WATCHDOG_S 20.0
+
+/* ------------------------------------------------------------------------ */
+/* Deep fork/join on a task without heartbeats                              */
+/* ------------------------------------------------------------------------ */
+
+struct slot_job {
+    uint64_t *out;     /* where to write */
+    uint64_t value;    /* what to write */
+    _Atomic uint32_t *runs;
+};
+
+static void slot_job_fn(clove_task *t, void *arg)
+{
+    (void)t;
+    struct slot_job *j = arg;
+    *j->out = j->value;
+    atomic_fetch_add_explicit(j->runs, 1, memory_order_relaxed);
+}
+
+struct deep_ctx {
+    size_t depth;
+    uint64_t *out;
+    _Atomic uint32_t *runs;
+    uint64_t seed;
+};
+
+static void deep_rec(clove_task *t, struct deep_ctx *c, size_t level)
+{
+    if (level == c->depth)
+        return;
+    clove_future *before = t->tail;
+    struct slot_job j = {&c->out[level], index_value(c->seed, level), &c->runs[level]};
+    clove_future f;
+    clove_fork(t, &f, slot_job_fn, &j);
+    ASSERT_EQ_P(t->tail, &f);
+    ASSERT_EQ_P(f.prev, before);
+    ASSERT_EQ_P(before->u.next, &f);
+    deep_rec(t, c, level + 1);
+    ASSERT_EQ_P(t->tail, &f);
+    bool taken = clove_join(t, &f);
+    ASSERT_FALSE(taken); /* one thread: nobody can take it */
+    ASSERT_EQ_P(t->tail, before);
+    slot_job_fn(t, &j);
+}
+
+struct deep_arg {
+    size_t depth, flat;
+    uint64_t seed;
+};
+
+static void deep_fn(clove_task *t, void *arg)
+{
+    struct deep_arg *a = arg;
+    ASSERT_EQ_P(t->tail, &t->head);
+    ASSERT_EQ_U(atomic_load(&t->heartbeat), 0);
+
+    /* Recursive: one fork per level. */
+    struct deep_ctx c = {a->depth, calloc(a->depth, sizeof(uint64_t)),
+                         calloc(a->depth, sizeof(_Atomic uint32_t)), a->seed};
+    ASSERT(c.out && c.runs);
+    deep_rec(t, &c, 0);
+    ASSERT_EQ_P(t->tail, &t->head);
+    for (size_t i = 0; i < a->depth; i++) {
+        ASSERT_EQ_U(atomic_load(&c.runs[i]), 1);
+        ASSERT_EQ_U(c.out[i], index_value(a->seed, i));
+    }
+    free(c.out);
+    free((void *)c.runs);
+
+    /* Flat: many futures queued at once (in a heap array, which is allowed:
+     * they only have to outlive their join), then joined newest first. */
+    size_t n = a->flat;
+    clove_future *fs = malloc(n * sizeof *fs);
+    struct slot_job *js = malloc(n * sizeof *js);
+    uint64_t *out = calloc(n, sizeof *out);
+    _Atomic uint32_t *runs = calloc(n, sizeof *runs);
+    ASSERT(fs && js && out && runs);
+    for (size_t i = 0; i < n; i++) {
+        js[i] = (struct slot_job){&out[i], index_value(a->seed + 1, i), &runs[i]};
+        clove_fork(t, &fs[i], slot_job_fn, &js[i]);
+    }
+    /* The whole list, oldest to newest, through head.u.next and u.next. */
+    clove_future *f = t->head.u.next;
+    ASSERT_EQ_P(f, &fs[0]);
+    ASSERT_EQ_P(f->prev, &t->head);
+    for (size_t i = 1; i < n; i++) {
+        ASSERT_EQ_P(f->u.next, &fs[i]);
+        ASSERT_EQ_P(fs[i].prev, f);
+        f = f->u.next;
+    }
+    ASSERT_EQ_P(t->tail, &fs[n - 1]);
+    for (size_t i = n; i-- > 0;) {
+        ASSERT_EQ_P(t->tail, &fs[i]);
+        ASSERT_FALSE(clove_join(t, &fs[i]));
+        slot_job_fn(t, &js[i]);
+    }
+    ASSERT_EQ_P(t->tail, &t->head);
+    uint64_t sum = 0, expect = 0;
+    for (size_t i = 0; i < n; i++) {
+        ASSERT_EQ_U(atomic_load(&runs[i]), 1);
+        ASSERT_EQ_U(out[i], index_value(a->seed + 1, i));
+        sum += out[i] * (i + 1);
+        expect += index_value(a->seed + 1, i) * (i + 1);
+    }
+    ASSERT_EQ_U(sum, expect);
+    free(fs);
+    free(js);
+    free(out);
+    free((void *)runs);
+}
+
+void test_joblist_deep_no_heartbeat(void)
+{
+    clove_pool *p = make_pool(1, 1);
+    struct deep_arg a = {scaled(4000, 500), scaled(200000, 1000), 0x5eed};
+    for (int round = 0; round < 3; round++) {
+        a.seed += 17;
+        ASSERT_OK(clove_pool_run(p, deep_fn, &a));
+    }
+    clove_pool_destroy(p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Random LIFO sequences against a model stack                              */
+/* ------------------------------------------------------------------------ */
+
+struct lifo_arg {
+    size_t ops;
+    uint64_t seed;
+    bool sharing; /* pool may share: check a suffix invariant only */
+    uint64_t taken;
+};
+
+/* Queued futures are always a suffix of the model stack (the heartbeat
+ * handler shares the oldest first); the rest are shared (prev == NULL). */
+static void check_list(clove_task *t, clove_future **stack, size_t sp, bool sharing)
+{
+    size_t first_queued = 0;
+    if (sharing) {
+        while (first_queued < sp && stack[first_queued]->prev == NULL)
+            first_queued++;
+    }
+    clove_future *f = &t->head;
+    for (size_t i = first_queued; i < sp; i++) {
+        ASSERT_NE_P(stack[i]->prev, NULL);
+        ASSERT_EQ_P(f->u.next, stack[i]);
+        ASSERT_EQ_P(stack[i]->prev, f);
+        f = stack[i];
+    }
+    ASSERT_EQ_P(t->tail, f);
+}
+
+static void lifo_fn(clove_task *t, void *arg)
+{
+    struct lifo_arg *a = arg;
+    enum { MAXD = 64 };
+    clove_future fs[MAXD], *stack[MAXD];
+    struct slot_job js[MAXD];
+    size_t ids[MAXD];
+    size_t n = a->ops;
+    uint64_t *out = calloc(n, sizeof *out);
+    _Atomic uint32_t *runs = calloc(n, sizeof *runs);
+    ASSERT(out && runs);
+    test_rng r = {a->seed};
+    size_t sp = 0, next_id = 0;
+    while (next_id < n || sp > 0) {
+        bool push = next_id < n && sp < MAXD && (sp == 0 || rng_below(&r, 100) < 55);
+        if (push) {
+            size_t id = next_id++;
+            js[sp] = (struct slot_job){&out[id], index_value(a->seed, id), &runs[id]};
+            ids[sp] = id;
+            stack[sp] = &fs[sp];
+            clove_fork(t, &fs[sp], slot_job_fn, &js[sp]);
+            sp++;
+        } else {
+            sp--;
+            if (clove_join(t, &fs[sp]))
+                a->taken++;
+            else
+                slot_job_fn(t, &js[sp]);
+            ASSERT_EQ_U(atomic_load(&runs[ids[sp]]), 1);
+            if (rng_below(&r, 4) == 0)
+                sched_yield(); /* let heartbeats arrive mid-sequence */
+        }
+        check_list(t, stack, sp, a->sharing);
+    }
+    ASSERT_EQ_P(t->tail, &t->head);
+    for (size_t i = 0; i < n; i++) {
+        ASSERT_EQ_U(atomic_load(&runs[i]), 1);
+        ASSERT_EQ_U(out[i], index_value(a->seed, i));
+    }
+    free(out);
+    free((void *)runs);
+}
+
+void test_joblist_lifo_sequences(void)
+{
+    static const unsigned threads[] = {1, 2, 4};
+    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+        clove_pool *p = make_pool(threads[k], 1);
+        struct lifo_arg a = {scaled(100000, 2000), 1000 + k, threads[k] > 1, 0};
+        for (int round = 0; round < 4; round++) {
+            a.seed = a.seed * 31 + (uint64_t)round;
+            ASSERT_OK(clove_pool_run(p, lifo_fn, &a));
+        }
+        if (threads[k] == 1)
+            ASSERT_EQ_U(a.taken, 0);
+        test_log("lifo threads=%u taken=%" PRIu64 "\n", threads[k], a.taken);
+        clove_pool_destroy(p);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Many queued forks on a sharing pool                                      */
+/* ------------------------------------------------------------------------ */
+
+struct many_arg {
+    size_t n;
+    uint64_t seed;
+    uint64_t taken;
+};
+
+static void spin_work(uint64_t *sink, unsigned n)
+{
+    uint64_t x = *sink;
+    for (unsigned i = 0; i < n; i++)
+        x = mix64(x + i);
+    *sink = x;
+}
+
+static void many_fn(clove_task *t, void *arg)
+{
+    struct many_arg *a = arg;
+    size_t n = a->n;
+    clove_future *fs = malloc(n * sizeof *fs);
+    struct slot_job *js = malloc(n * sizeof *js);
+    uint64_t *out = calloc(n, sizeof *out);
+    _Atomic uint32_t *runs = calloc(n, sizeof *runs);
+    ASSERT(fs && js && out && runs);
+    uint64_t sink = 1;
+    for (size_t i = 0; i < n; i++) {
+        js[i] = (struct slot_job){&out[i], index_value(a->seed, i), &runs[i]};
+        clove_fork(t, &fs[i], slot_job_fn, &js[i]);
+        spin_work(&sink, 20);
+    }
+    for (size_t i = n; i-- > 0;) {
+        if (clove_join(t, &fs[i]))
+            a->taken++;
+        else
+            slot_job_fn(t, &js[i]);
+    }
+    ASSERT_EQ_P(t->tail, &t->head);
+    ASSERT_NE_U(sink, 0);
+    uint64_t s1 = 0, s2 = 0, e1 = 0, e2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        ASSERT_MSG(atomic_load(&runs[i]) == 1, "job %zu ran %u times", i,
+                   atomic_load(&runs[i]));
+        s1 += out[i];
+        s2 += index_hash(out[i], i);
+        e1 += index_value(a->seed, i);
+        e2 += index_hash(index_value(a->seed, i), i);
+    }
+    ASSERT_EQ_U(s1, e1);
+    ASSERT_EQ_U(s2, e2);
+    free(fs);
+    free(js);
+    free(out);
+    free((void *)runs);
+}
+
+void test_joblist_many_forks_sharing(void)
+{
+    static const unsigned threads[] = {2, 3, 8};
+    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+        clove_pool *p = make_pool(threads[k], 1);
+        struct many_arg a = {scaled(100000, 2000), 77 + k, 0};
+        for (int round = 0; round < 3; round++) {
+            a.seed += 1000;
+            ASSERT_OK(clove_pool_run(p, many_fn, &a));
+        }
+        test_log("many threads=%u taken=%" PRIu64 "\n", threads[k], a.taken);
+        clove_pool_destroy(p);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* clove_join2                                                              */
+/* ------------------------------------------------------------------------ */
+
+struct j2_ctx {
+    uint64_t seed;
+    _Atomic uint32_t *hits;
+};
+
+struct j2_arg {
+    const struct j2_ctx *c;
+    size_t lo, hi;
+    struct sums s;
+};
+
+static void j2_fn(clove_task *t, void *arg)
+{
+    struct j2_arg *a = arg;
+    a->s.sum = a->s.hash = 0;
+    if (a->hi - a->lo == 1) {
+        atomic_fetch_add_explicit(&a->c->hits[a->lo], 1, memory_order_relaxed);
+        uint64_t v = index_value(a->c->seed, a->lo);
+        a->s.sum = v;
+        a->s.hash = index_hash(v, a->lo);
+        return;
+    }
+    /* Uneven split, so the two halves differ. */
+    size_t mid = a->lo + (a->hi - a->lo) / 3;
+    if (mid == a->lo)
+        mid++;
+    struct j2_arg l = {a->c, a->lo, mid, {0, 0}}, r = {a->c, mid, a->hi, {0, 0}};
+    clove_join2(t, j2_fn, &l, j2_fn, &r);
+    a->s = l.s;
+    sums_add(&a->s, r.s);
+}
+
+void test_join2_basic(void)
+{
+    static const unsigned threads[] = {1, 2, 3, 8};
+    size_t n = scaled(300000, 1000);
+    _Atomic uint32_t *hits = calloc(n, sizeof *hits);
+    ASSERT(hits);
+    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+        clove_pool *p = make_pool(threads[k], 1);
+        for (int round = 0; round < 3; round++) {
+            struct j2_ctx c = {0xabc + k * 10 + (uint64_t)round, hits};
+            struct j2_arg a = {&c, 0, n, {0, 0}};
+            ASSERT_OK(clove_pool_run(p, j2_fn, &a));
+            struct sums e = {0, 0};
+            for (size_t i = 0; i < n; i++) {
+                ASSERT_MSG(atomic_load(&hits[i]) == 1, "index %zu hit %u times", i,
+                           atomic_load(&hits[i]));
+                atomic_store(&hits[i], 0);
+                uint64_t v = index_value(c.seed, i);
+                e.sum += v;
+                e.hash += index_hash(v, i);
+            }
+            ASSERT_EQ_U(a.s.sum, e.sum);
+            ASSERT_EQ_U(a.s.hash, e.hash);
+        }
+        clove_pool_destroy(p);
+    }
+    free((void *)hits);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Not taken                                                                */
+/* ------------------------------------------------------------------------ */
+
+struct flag_job {
+    _Atomic uint32_t ran;
+    clove_task *ran_on;
+    uint64_t value;
+};
+
+static void flag_job_fn(clove_task *t, void *arg)
+{
+    struct flag_job *j = arg;
+    j->ran_on = t;
+    j->value = mix64((uint64_t)(uintptr_t)j);
+    atomic_fetch_add_explicit(&j->ran, 1, memory_order_relaxed);
+}
+
+static void not_taken_fn(clove_task *t, void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 50; i++) {
+        struct flag_job j = {0, NULL, 0};
+        clove_future f;
+        clove_fork(t, &f, flag_job_fn, &j);
+        /* Ticks and a pause: a one-thread pool has no heartbeat thread. */
+        for (int k = 0; k < 100; k++)
+            clove_tick(t);
+        if (i % 10 == 0)
+            sleep_us(2000);
+        ASSERT_EQ_U(atomic_load(&t->heartbeat), 0);
+        ASSERT_EQ_P(t->tail, &f);
+        ASSERT_EQ_U(atomic_load(&j.ran), 0);
+        ASSERT_FALSE(clove_join(t, &f));
+        ASSERT_EQ_P(t->tail, &t->head);
+        ASSERT_EQ_U(atomic_load(&j.ran), 0); /* the join never runs it */
+        flag_job_fn(t, &j);
+        ASSERT_EQ_U(atomic_load(&j.ran), 1);
+        ASSERT_EQ_P(j.ran_on, t);
+    }
+}
+
+void test_fork_not_taken(void)
+{
+    clove_pool *p = make_pool(1, 1);
+    ASSERT_OK(clove_pool_run(p, not_taken_fn, NULL));
+    clove_pool_destroy(p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Taken, deterministically                                                 */
+/* ------------------------------------------------------------------------ */
+
+#define TAKEN_WORDS 1024
+
+struct taken_job {
+    const uint64_t *input; /* written by the forker before clove_fork */
+    uint64_t input_sum;    /* what the job saw */
+    uint64_t *output;      /* written by the job, read after the join */
+    uint64_t seed;
+    clove_task *ran_on;
+    clove_pool *ran_pool;
+    bool hold;                /* wait for go after starting */
+    _Atomic uint32_t started; /* relaxed: carries no data */
+    _Atomic uint32_t go;
+    _Atomic uint32_t runs;
+};
+
+static void taken_job_fn(clove_task *t, void *arg)
+{
+    struct taken_job *j = arg;
+    atomic_fetch_add_explicit(&j->runs, 1, memory_order_relaxed);
+    j->ran_on = t;
+    j->ran_pool = t->pool;
+    uint64_t s = 0;
+    for (size_t i = 0; i < TAKEN_WORDS; i++)
+        s += j->input[i] * (i + 1);
+    j->input_sum = s;
+    atomic_store_explicit(&j->started, 1, memory_order_relaxed);
+    if (j->hold) {
+        double end = now_s() + WATCHDOG_S;
+        while (!atomic_load_explicit(&j->go, memory_order_relaxed)) {
+            ASSERT_MSG(now_s() < end, "watchdog: go never came");
+            sched_yield();
+        }
+        sleep_us(1000); /* the owner is very likely inside clove_join now */
+    }
+    for (size_t i = 0; i < TAKEN_WORDS; i++)
+        j->output[i] = index_value(j->seed, i);
+}
+
+struct taken_arg {
+    unsigned rounds;
+    uint64_t seed;
+};
+
+/* Spin on clove_tick until the job has started; the owner cannot run it
+ * itself before its join, so it can only have been taken by another worker.
+ * A watchdog turns "never taken" into a failure instead of a hang. */
+static void tick_until_started(clove_task *t, struct taken_job *j)
+{
+    double end = now_s() + WATCHDOG_S;
+    unsigned spins = 0;
+    while (!atomic_load_explicit(&j->started, memory_order_relaxed)) {
+        ASSERT_MSG(now_s() < end, "watchdog: the forked job was never taken "
+                                  "by another worker within %.0f s", WATCHDOG_S);
+        clove_tick(t);
+        if (++spins % 16 == 0)
+            sleep_us(5);
+        else
+            sched_yield();
+    }
+}
+
+static void taken_fn(clove_task *t, void *arg)
+{
+    struct taken_arg *a = arg;
+    uint64_t *input = malloc(TAKEN_WORDS * sizeof *input);
+    uint64_t *output = malloc(TAKEN_WORDS * sizeof *output);
+    ASSERT(input && output);
+    for (unsigned round = 0; round < a->rounds; round++) {
+        uint64_t seed = a->seed + round;
+        uint64_t expect_in = 0;
+        for (size_t i = 0; i < TAKEN_WORDS; i++) {
+            input[i] = index_value(~seed, i);
+            expect_in += input[i] * (i + 1);
+            output[i] = 0;
+        }
+        struct taken_job j = {input, 0, output, seed, NULL, NULL, round % 2 == 1,
+                              0, 0, 0};
+        clove_future f;
+        clove_fork(t, &f, taken_job_fn, &j);
+        tick_until_started(t, &j);
+        ASSERT_EQ_P(f.prev, NULL); /* it left the owner's list: shared */
+        ASSERT_EQ_P(t->tail, &t->head);
+        if (j.hold)
+            atomic_store_explicit(&j.go, 1, memory_order_relaxed);
+        bool taken = clove_join(t, &f);
+        ASSERT_TRUE(taken);
+        ASSERT_EQ_P(t->tail, &t->head);
+        ASSERT_EQ_U(atomic_load(&j.runs), 1);
+        ASSERT_NE_P(j.ran_on, NULL);
+        ASSERT_NE_P(j.ran_on, t);
+        ASSERT_EQ_P(j.ran_pool, t->pool);
+        ASSERT_EQ_U(j.input_sum, expect_in);
+        for (size_t i = 0; i < TAKEN_WORDS; i++)
+            ASSERT_EQ_U(output[i], index_value(seed, i));
+    }
+    free(input);
+    free(output);
+}
+
+void test_fork_taken(void)
+{
+    static const unsigned threads[] = {2, 4};
+    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+        clove_pool *p = make_pool(threads[k], 1);
+        struct taken_arg a = {(unsigned)scaled(100, 10), 0x7a4e + k};
+        ASSERT_OK(clove_pool_run(p, taken_fn, &a));
+        /* Again after the pool went quiet (heartbeat thread asleep). */
+        sleep_us(50000);
+        ASSERT_OK(clove_pool_run(p, taken_fn, &a));
+        clove_pool_destroy(p);
+    }
+    /* Default heartbeat too. */
+    clove_pool *p = make_pool(2, 0);
+    struct taken_arg a = {4, 0x1234};
+    ASSERT_OK(clove_pool_run(p, taken_fn, &a));
+    clove_pool_destroy(p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Shared, then joined at once: taken or reclaimed, both must be right      */
+/* ------------------------------------------------------------------------ */
+
+struct shared_arg {
+    unsigned rounds;
+    unsigned reclaimed, taken;
+};
+
+static void shared_fn(clove_task *t, void *arg)
+{
+    struct shared_arg *a = arg;
+    for (unsigned round = 0; round < a->rounds; round++) {
+        struct flag_job j = {0, NULL, 0};
+        clove_future f;
+        clove_fork(t, &f, flag_job_fn, &j);
+        double end = now_s() + WATCHDOG_S;
+        while (f.prev != NULL) {
+            ASSERT_MSG(now_s() < end, "watchdog: never shared");
+            clove_tick(t);
+        }
+        if (clove_join(t, &f)) {
+            a->taken++;
+            ASSERT_NE_P(j.ran_on, t);
+        } else {
+            a->reclaimed++;
+            ASSERT_EQ_U(atomic_load(&j.ran), 0);
+            flag_job_fn(t, &j);
+            ASSERT_EQ_P(j.ran_on, t);
+        }
+        ASSERT_EQ_U(atomic_load(&j.ran), 1);
+        ASSERT_EQ_U(j.value, mix64((uint64_t)(uintptr_t)&j));
+        ASSERT_EQ_P(t->tail, &t->head);
+    }
+}
+
+void test_fork_shared_then_joined(void)
+{
+    static const unsigned threads[] = {2, 3};
+    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+        clove_pool *p = make_pool(threads[k], 1);
+        struct shared_arg a = {(unsigned)scaled(2000, 100), 0, 0};
+        ASSERT_OK(clove_pool_run(p, shared_fn, &a));
+        test_log("shared threads=%u: reclaimed %u, taken %u\n", threads[k],
+                 a.reclaimed, a.taken);
+        clove_pool_destroy(p);
+    }
+}

@@ -1,0 +1,269 @@
+/* util.c - assertion failure, scaling, timing and /proc helpers. */
+#include "test.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+void test_fail(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "FAIL %s:%d: ", file, line);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fflush(NULL);
+    /* Other threads (pool workers) may still be running: leave at once. */
+    _Exit(1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Scaling                                                                  */
+/* ------------------------------------------------------------------------ */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define BUILD_SCALE (1.0 / 2)
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BUILD_SCALE (1.0 / 2)
+#endif
+#endif
+#ifndef BUILD_SCALE
+#ifdef CLOVE_TSAN
+#define BUILD_SCALE (1.0 / 4)
+#else
+#define BUILD_SCALE 1.0
+#endif
+#endif
+
+double test_scale(void)
+{
+    static double scale = 0;
+    if (scale == 0) {
+        double env = 1;
+        const char *s = getenv("CLOVE_TEST_SCALE");
+        if (s && *s) {
+            char *end;
+            double v = strtod(s, &end);
+            if (end != s && v > 0)
+                env = v;
+        }
+        scale = env * BUILD_SCALE;
+    }
+    return scale;
+}
+
+size_t scaled(size_t n, size_t lo)
+{
+    double v = (double)n * test_scale();
+    size_t r = v < 1 ? 1 : (size_t)v;
+    return r < lo ? lo : r;
+}
+
+double scaled_seconds(double s, double lo)
+{
+    double v = s * test_scale();
+    return v < lo ? lo : v;
+}
+
+bool test_verbose(void)
+{
+    const char *s = getenv("CLOVE_TEST_VERBOSE");
+    return s && *s && *s != '0';
+}
+
+void test_log(const char *fmt, ...)
+{
+    if (!test_verbose())
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    fflush(stdout);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Time                                                                     */
+/* ------------------------------------------------------------------------ */
+
+double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void sleep_us(unsigned long us)
+{
+    struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pools                                                                    */
+/* ------------------------------------------------------------------------ */
+
+clove_pool *make_pool(unsigned threads, unsigned heartbeat_us)
+{
+    clove_config cfg = {threads, heartbeat_us, 0};
+    clove_pool *p = NULL;
+    ASSERT_OK(clove_pool_create(&p, &cfg));
+    ASSERT(p != NULL);
+    if (threads)
+        ASSERT_EQ_U(clove_pool_threads(p), threads);
+    return p;
+}
+
+/* ------------------------------------------------------------------------ */
+/* /proc/self/task                                                          */
+/* ------------------------------------------------------------------------ */
+
+size_t list_tids(pid_t *tids, size_t max)
+{
+    DIR *d = opendir("/proc/self/task");
+    ASSERT_MSG(d != NULL, "cannot open /proc/self/task");
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        if (n < max && tids)
+            tids[n] = (pid_t)atol(e->d_name);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+unsigned thread_count(void)
+{
+    return (unsigned)list_tids(NULL, 0);
+}
+
+static void *nothing_main(void *arg)
+{
+    return arg;
+}
+
+unsigned thread_baseline(void)
+{
+    pthread_t th;
+    ASSERT_OK(pthread_create(&th, NULL, nothing_main, NULL));
+    ASSERT_OK(pthread_join(th, NULL));
+    /* Let the joined thread leave /proc and any runtime helper appear. */
+    unsigned last = thread_count(), stable = 0;
+    for (int i = 0; i < 2000 && stable < 20; i++) {
+        sleep_us(1000);
+        unsigned c = thread_count();
+        stable = c == last ? stable + 1 : 0;
+        last = c;
+    }
+    return last;
+}
+
+unsigned wait_thread_count(unsigned n)
+{
+    unsigned c = thread_count();
+    for (int i = 0; i < 5000 && c != n; i++) {
+        sleep_us(1000);
+        c = thread_count();
+    }
+    return c;
+}
+
+long long thread_ctx_switches(pid_t tid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/status", (long)tid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    long long total = 0;
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        long long v;
+        if (sscanf(line, "voluntary_ctxt_switches: %lld", &v) == 1 ||
+            sscanf(line, "nonvoluntary_ctxt_switches: %lld", &v) == 1) {
+            total += v;
+            found++;
+        }
+    }
+    fclose(f);
+    return found == 2 ? total : -1;
+}
+
+char thread_state(pid_t tid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/stat", (long)tid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return '?';
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    /* "tid (comm) S ...": comm may contain spaces and parentheses. */
+    char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ' || !p[2])
+        return '?';
+    return p[2];
+}
+
+/* ------------------------------------------------------------------------ */
+/* Child processes                                                          */
+/* ------------------------------------------------------------------------ */
+
+int run_self_child(const char *name, char **err)
+{
+    int fds[2];
+    ASSERT_OK(pipe(fds));
+    fflush(NULL);
+    pid_t pid = fork();
+    ASSERT_MSG(pid >= 0, "fork failed: errno %d", errno);
+    if (pid == 0) {
+        /* Only async-signal-safe calls until exec: the parent may have
+         * threads. The exec'd child is a fresh single-threaded process. */
+        struct rlimit nocore = {0, 0};
+        (void)setrlimit(RLIMIT_CORE, &nocore);
+        close(fds[0]);
+        if (dup2(fds[1], 2) < 0)
+            _exit(126);
+        close(fds[1]);
+        execl("/proc/self/exe", "clove_tests", "--misuse", name, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    ASSERT(buf != NULL);
+    for (;;) {
+        if (cap - len < 1024) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            ASSERT(buf != NULL);
+        }
+        ssize_t r = read(fds[0], buf + len, cap - len - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+    }
+    buf[len] = 0;
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        ASSERT_MSG(errno == EINTR, "waitpid failed: errno %d", errno);
+    *err = buf;
+    return status;
+}
