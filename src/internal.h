@@ -27,6 +27,8 @@
  *   clove_pool_run is in progress. Otherwise there is nobody to share with,
  *   or nothing to share, and a heartbeat would be pure cost: it sleeps until
  *   a task goes idle or a run starts.
+ * The protocol is model-checked with spin: see model/README.md, which maps
+ * each part of model/clove.pml to the functions here.
  */
 #ifndef CLOVE_INTERNAL_H
 #define CLOVE_INTERNAL_H

@@ -129,6 +129,8 @@ static bool hb_useful(clove_pool *p)
  * runs and idle_count; a kicker first changes runs or idle_count, then
  * reads hb_asleep. All four accesses are seq_cst, so at least one side
  * sees the other's write: either we stay up, or the kicker wakes us.
+ * Model: HB in model/clove.pml, LTL lostkick; BUG_HB_NO_RECHECK is the race
+ * this handshake prevents.
  */
 static void hb_sleep(clove_pool *p)
 {
@@ -146,6 +148,8 @@ void clove__hb_kick(clove_pool *p)
         clove__wake_one(&p->hb_asleep);
 }
 
+/* Model: HB in model/clove.pml; PROGRESS_BEAT checks it never spins
+ * without a useful beat. */
 static void *heartbeat_main(void *arg)
 {
     clove_pool *p = arg;
@@ -218,6 +222,7 @@ static unsigned default_threads(void)
 
 /* Stop and join the first `started` workers and, if hb_started, the
  * heartbeat thread. Used by destroy and by create's unwinding. */
+/* Model: MS_M5..MS_M8 in model/clove.pml. */
 static void stop_threads(clove_pool *p, unsigned started, bool hb_started)
 {
     clove__lock(p);

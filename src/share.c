@@ -14,6 +14,8 @@
  * the taker may touch f until it stores DONE under the lock, and never
  * after. The owner's task may likewise vanish once it has seen DONE, which
  * is why the taker wakes it only after unlocking and only by address.
+ *
+ * Checked in model/clove.pml (properties and bug variants: model/README.md).
  */
 #include "internal.h"
 #include "wait.h"
@@ -60,6 +62,8 @@ static void idle_push_locked(clove_pool *p, clove_task *t)
     atomic_store_explicit(&t->sleep, 0, memory_order_relaxed);
 }
 
+/* Model: idle_remove in model/clove.pml; storing sleep after the wake
+ * instead of before hangs (BUG_WAKE_BEFORE_STATE). */
 void clove__idle_remove_locked(clove_task *t)
 {
     clove_pool *p = t->pool;
@@ -79,6 +83,8 @@ void clove__idle_remove_locked(clove_task *t)
     atomic_store_explicit(&t->sleep, 1, memory_order_release);
 }
 
+/* Model: MS_SL1..MS_SL4; dropping the kick loses heartbeats
+ * (BUG_NO_IDLE_KICK). */
 void clove__sleep_locked(clove_task *t)
 {
     clove_pool *p = t->pool;
@@ -149,6 +155,7 @@ static bool ring_pop(clove_pool *p, struct clove__entry *e)
  * oldest queued future if some task is idle and wakes exactly one idle
  * task. Without an idle task it returns without taking the lock.
  */
+/* Model: MS_HS1, MS_HS2 in model/clove.pml. */
 CLOVE__COLD void clove__heartbeat_slow(clove_task *t)
 {
     atomic_store_explicit(&t->heartbeat, 0, memory_order_relaxed);
@@ -185,6 +192,7 @@ CLOVE__COLD void clove__heartbeat_slow(clove_task *t)
 /* Running shared jobs                                                      */
 /* ------------------------------------------------------------------------ */
 
+/* Model: run_one_start, MS_DONE1, MS_DONE_RELOCK (BUG_DONE_NO_WAKE). */
 bool clove__run_one_locked(clove_task *t)
 {
     clove_pool *p = t->pool;
@@ -270,7 +278,8 @@ CLOVE__COLD bool clove__join_slow(clove_task *t, clove_future *f)
     }
     /* A share may have woken us (we were on the idle list) just as our
      * job finished. Pass that wake on, or the shared job would wait for
-     * its owner's join. */
+     * its owner's join (or the next share). Model: jloop_body; BUG_NO_RELAY
+     * is only observable with >= 4 tasks (model/README.md). */
     clove_task *relay = NULL;
     if (woken && !ring_empty(p) && p->idle_first != NULL) {
         relay = p->idle_first;

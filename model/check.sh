@@ -1,0 +1,124 @@
+#!/bin/sh
+# check.sh - verify model/clove.pml with spin (see model/README.md).
+#
+#   model/check.sh           the real model (must pass) and every bug
+#                            variant (must fail); about 2-3 minutes on 2 cores
+#   model/check.sh --full    also the two slow 3-task checks (about 10 more
+#                            minutes and several GB of memory)
+#   model/check.sh --quick   only the 2-task configurations (seconds)
+#
+# Exits non-zero if the real model reports an error or an incomplete
+# search, or if a bug variant is NOT caught. Every search is exhaustive
+# (no bit-state hashing); an incomplete search ("max search depth too
+# small", "Search not completed" without an error) counts as a failure.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+model="$here/clove.pml"
+level=default
+case "${1:-}" in
+    --full) level=full ;;
+    --quick) level=quick ;;
+    "") ;;
+    *) echo "usage: $0 [--quick|--full]" >&2; exit 2 ;;
+esac
+
+command -v spin >/dev/null 2>&1 || { echo "spin not found (apt-get install spin)" >&2; exit 2; }
+command -v gcc >/dev/null 2>&1 || { echo "gcc not found" >&2; exit 2; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT INT TERM
+failures=0
+DEPTH=100000     # pan -m: far above the deepest path (~300 steps)
+HASH=26          # pan -w: 2^26 slots
+
+# verify NAME EXPECT MODE "SPIN DEFINES" [FAIL-PATTERN]
+#   EXPECT: pass | fail
+#   MODE:   safety  assertions + invalid end states       (pan -DSAFETY)
+#           npf     non-progress cycles, weak fairness    (pan -DNP -l -f)
+#           np      non-progress cycles, no fairness      (pan -DNP -l)
+#           ltl     LTL lostkick, weak fairness           (pan -a -f)
+verify() {
+    name=$1 expect=$2 mode=$3 defs=$4 pattern=${5:-}
+    dir="$work/$name"
+    mkdir -p "$dir" && cp "$model" "$dir/" || exit 2
+    extra= cflags= runflags=
+    case $mode in
+        safety) cflags="-DSAFETY" ;;
+        npf) extra="-DPROGRESS_END"; cflags="-DNP"; runflags="-l -f" ;;
+        np) extra="-DPROGRESS_END"; cflags="-DNP"; runflags="-l" ;;
+        ltl) extra="-DLTL_LOSTKICK"; runflags="-a -f" ;;
+    esac
+    start=$(date +%s)
+    (
+        cd "$dir" &&
+        spin $defs $extra -a clove.pml >spin.out 2>&1 &&
+        gcc -O2 -w -DCOLLAPSE $cflags -o pan pan.c >gcc.out 2>&1 &&
+        ./pan -m$DEPTH -w$HASH $runflags >pan.out 2>&1
+    )
+    rc=$?
+    secs=$(( $(date +%s) - start ))
+    out="$dir/pan.out"
+    if [ ! -s "$out" ]; then
+        echo "FAIL  $name: spin/gcc/pan did not run (rc=$rc)"; cat "$dir"/*.out 2>/dev/null | tail -5
+        failures=$((failures + 1)); return
+    fi
+    errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$out" | tail -1)
+    stored=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$out" | tail -1)
+    depth=$(sed -n 's/.*depth reached \([0-9]*\).*/\1/p' "$out" | tail -1)
+    what=$(grep -m1 -E '^pan:1: ' "$out" | sed 's/^pan:1: //')
+    summary="states=$stored depth=$depth errors=$errors ${secs}s"
+    if [ "$expect" = pass ]; then
+        if [ "$errors" = 0 ] && ! grep -q -E 'max search depth too small|Search not completed|out of memory' "$out"; then
+            echo "ok    $name: passes ($summary)"
+        else
+            echo "FAIL  $name: expected to pass ($summary) ${what}"
+            grep -E 'too small|not completed|memory' "$out"
+            failures=$((failures + 1))
+        fi
+    else
+        if [ -n "$errors" ] && [ "$errors" != 0 ] && grep -q -E "$pattern" "$out"; then
+            echo "ok    $name: caught: $what ($summary)"
+        else
+            echo "FAIL  $name: bug NOT caught (wanted /$pattern/; $summary) ${what}"
+            failures=$((failures + 1))
+        fi
+    fi
+}
+
+echo "== real model, 2 tasks (external thread + 1 worker) + heartbeat thread"
+verify safe1            pass safety "-DNW=1"
+verify safe1-spurious   pass safety "-DNW=1 -DSPURIOUS"
+verify term1            pass npf    "-DNW=1"
+verify term1-spurious   pass npf    "-DNW=1 -DSPURIOUS"
+verify hbquiet1         pass np     "-DNW=1 -DPROGRESS_BEAT"
+verify lostkick1        pass ltl    "-DNW=1 -DLONGWORK"
+verify lostkick1-spur   pass ltl    "-DNW=1 -DLONGWORK -DSPURIOUS"
+
+echo "== bug variants (2 tasks), each must be caught"
+verify bug-reclaim      fail safety "-DNW=1 -DBUG_RECLAIM_KEEPS_SLOT" 'assertion violated'
+verify bug-wokendone    fail safety "-DNW=1 -DBUG_WOKEN_MEANS_DONE" 'assertion violated \(\(fst\[f\]==4\)&&jdone\[f\]\)'
+verify bug-wakeorder    fail safety "-DNW=1 -DBUG_WAKE_BEFORE_STATE" 'invalid end state'
+verify bug-wakeorder-np fail npf    "-DNW=1 -DBUG_WAKE_BEFORE_STATE" 'non-progress cycle'
+verify bug-donenowake   fail npf    "-DNW=1 -DBUG_DONE_NO_WAKE" 'non-progress cycle'
+verify bug-hbnorecheck  fail ltl    "-DNW=1 -DLONGWORK -DBUG_HB_NO_RECHECK" 'acceptance cycle'
+verify bug-hbnorecheck-end fail safety "-DNW=1 -DBUG_HB_NO_RECHECK" 'invalid end state'
+verify bug-noidlekick   fail ltl    "-DNW=1 -DLONGWORK -DBUG_NO_IDLE_KICK" 'acceptance cycle'
+verify bug-hbnograce    fail np     "-DNW=1 -DPROGRESS_BEAT -DBUG_HB_NO_GRACE" 'non-progress cycle'
+
+if [ $level != quick ]; then
+    echo "== real model, 3 tasks (external thread + 2 workers) + heartbeat thread"
+    verify safe2        pass safety "-DNW=2"
+    verify lostkick2    pass ltl    "-DNW=2 -DLONGWORK"
+fi
+if [ $level = full ]; then
+    verify hbquiet2     pass np     "-DNW=2 -DPROGRESS_BEAT"
+    verify safe2-spurious pass safety "-DNW=2 -DSPURIOUS"
+    verify term2        pass npf    "-DNW=2"
+fi
+
+if [ $failures -ne 0 ]; then
+    echo "check.sh: $failures check(s) FAILED"
+    exit 1
+fi
+echo "check.sh: all checks as expected"
