@@ -14,18 +14,25 @@
  *   clove     fork at every node with two children, the idiom of clove.h;
  *             one clove_pool_run over the whole tree per run, pools created
  *             once per thread count (not timed)
+ *   omp, tbb  optional peers (bench/peers/, --peers): the same fork at every
+ *             node with OpenMP tasks (libgomp) and oneTBB task_group; built
+ *             only when CMake finds OpenMP / TBBConfig.cmake. Their samples
+ *             are interleaved with the others but fewer (--peer-time).
  *
  * Samples are interleaved (one sample of every configuration per round) so
  * that drift of a noisy machine hits all configurations alike. For small
  * trees one sample times a batch of runs and divides (see --batch).
  *
  * Usage: tree_sum [-n NODES]... [-t THREADS]... [--baseline] [--split]
- *                 [--only baseline|split|clove] [--reps R] [--batch B]
- *                 [--min-time S] [--warmup W] [--heartbeat US]
- *                 [--csv FILE] [--raw FILE] [--quick]
+ *                 [--peers] [--impl IMPL]... [--only IMPL] [--reps R]
+ *                 [--batch B] [--min-time S] [--peer-time S] [--peer-reps P]
+ *                 [--warmup W] [--heartbeat US] [--csv FILE] [--raw FILE]
+ *                 [--quick]
  */
 #define _GNU_SOURCE
 #include <clove.h>
+
+#include "tree.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -34,13 +41,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-typedef struct node {
-    int64_t value;
-    struct node *left, *right;
-} node;
-
-_Static_assert(sizeof(node) == 24, "node must be 24 bytes");
 
 /* ------------------------------------------------------------------------ */
 /* Tree                                                                     */
@@ -188,18 +188,50 @@ __attribute__((noinline)) static int64_t run_clove(clove_pool *pool, const node 
 }
 
 /* ------------------------------------------------------------------------ */
+/* Peers (optional; bench/peers/)                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Why a peer is missing, from CMake (bench/CMakeLists.txt). */
+#ifndef CLOVE_BENCH_OPENMP_MISSING
+#define CLOVE_BENCH_OPENMP_MISSING "not configured"
+#endif
+#ifndef CLOVE_BENCH_TBB_MISSING
+#define CLOVE_BENCH_TBB_MISSING "not configured"
+#endif
+
+#ifdef CLOVE_BENCH_OPENMP
+#define OMP_BUILT true
+#else
+#define OMP_BUILT false
+#endif
+#ifdef CLOVE_BENCH_TBB
+#define TBB_BUILT true
+#else
+#define TBB_BUILT false
+#endif
+
+/* ------------------------------------------------------------------------ */
 /* Measurement                                                              */
 /* ------------------------------------------------------------------------ */
 
-enum impl { IMPL_BASELINE, IMPL_SPLIT, IMPL_CLOVE };
-static const char *const impl_name[] = { "baseline", "split", "clove" };
+enum impl { IMPL_BASELINE, IMPL_SPLIT, IMPL_CLOVE, IMPL_OMP, IMPL_TBB, NIMPL };
+static const char *const impl_name[] = { "baseline", "split", "clove", "omp", "tbb" };
+
+static bool is_peer(enum impl i)
+{
+    return i == IMPL_OMP || i == IMPL_TBB;
+}
 
 struct config {
     enum impl impl;
-    unsigned threads;    /* clove: pool size; split: 2; baseline: 1 */
+    unsigned threads;    /* clove, omp, tbb: thread count; split: 2; baseline: 1 */
     clove_pool *pool;    /* clove only */
+    void *arena;         /* tbb only: its task_arena */
     double *samples;     /* ns per node */
+    size_t *round;       /* the round of each sample */
     size_t nsamples;
+    size_t want;         /* samples to take (peers: may be fewer than rounds) */
+    double est;          /* peers: time of one sample, from the warm-up (ns) */
 };
 
 static double now_ns(void)
@@ -215,6 +247,13 @@ static int64_t run_once(const struct config *c, const node *root)
     case IMPL_BASELINE: return run_baseline(root);
     case IMPL_SPLIT: return run_split(root);
     case IMPL_CLOVE: return run_clove(c->pool, root);
+#ifdef CLOVE_BENCH_OPENMP
+    case IMPL_OMP: return omp_tree_sum(root, c->threads);
+#endif
+#ifdef CLOVE_BENCH_TBB
+    case IMPL_TBB: return tbb_tree_sum(c->arena, root);
+#endif
+    default: break;
     }
     return -1;
 }
@@ -224,6 +263,19 @@ static double sample(const struct config *c, const node *root, int64_t n,
                      unsigned batch)
 {
     const int64_t expect = n * (n + 1) / 2;
+#ifdef CLOVE_BENCH_OPENMP
+    /* libgomp keeps one thread pool per process and resizes it to each
+     * parallel region's team: it ends the surplus threads when a team is
+     * smaller than the last one and creates threads when it is larger. With
+     * configurations of several thread counts interleaved that would put
+     * thread creation into the first run of a sample; an empty region of
+     * this team size first (untimed, its size checked) keeps it out. */
+    if (c->impl == IMPL_OMP && omp_peer_setup(c->threads) != c->threads) {
+        fprintf(stderr, "tree_sum: omp: a team of %u threads was not granted\n",
+                c->threads);
+        abort();
+    }
+#endif
     double t0 = now_ns();
     for (unsigned i = 0; i < batch; i++) {
         int64_t got = run_once(c, root);
@@ -269,16 +321,27 @@ static unsigned long parse_ul(const char *opt, const char *s, unsigned long max)
 static void usage(void)
 {
     fputs("usage: tree_sum [-n NODES]... [-t THREADS]... [--baseline] [--split]\n"
-          "                [--only baseline|split|clove] [--reps R] [--batch B]\n"
-          "                [--min-time SECONDS] [--warmup W] [--heartbeat US]\n"
+          "                [--peers] [--impl IMPL]... [--only IMPL] [--reps R]\n"
+          "                [--batch B] [--min-time SECONDS] [--peer-time SECONDS]\n"
+          "                [--peer-reps P] [--warmup W] [--heartbeat US]\n"
           "                [--csv FILE] [--raw FILE] [--quick]\n"
+          "  IMPL is baseline, split, clove, omp (OpenMP tasks) or tbb (oneTBB)\n"
           "  -n NODES      tree size (repeatable; default 10000000)\n"
-          "  -t THREADS    clove pool size (repeatable; default 1 and 2)\n"
+          "  -t THREADS    clove / peer thread count (repeatable; default 1 and 2)\n"
           "  --baseline    include the sequential baseline\n"
           "  --split       include the root split by hand onto two pthreads\n"
+          "  --peers       include every peer runtime this binary was built with\n"
+          "                (a peer that was not built is reported, not run)\n"
+          "  --impl IMPL   include this implementation (repeatable; clove is\n"
+          "                always included unless --only says otherwise); a peer\n"
+          "                asked for this way that was not built is an error\n"
           "  --only IMPL   run only this implementation (for callgrind)\n"
           "  --reps R      samples per configuration (default: enough for\n"
           "                --min-time per configuration, at least 5, at most 2000)\n"
+          "  --peer-time S target seconds per peer configuration (default 2):\n"
+          "                peers get S / (time of their warm-up sample) samples,\n"
+          "                at least 3, at most as many as the others\n"
+          "  --peer-reps P samples per peer configuration (overrides --peer-time)\n"
           "  --batch B     runs per sample (default: 1 for n >= 100000, else\n"
           "                enough runs for about 1M nodes per sample)\n"
           "  --min-time S  target seconds per configuration (default 0.5)\n"
@@ -297,8 +360,9 @@ int main(int argc, char **argv)
     size_t nsizes = 0, nthreads = 0;
     bool want_baseline = false, want_split = false, quick = false;
     int only = -1;
-    unsigned long reps = 0, batch_opt = 0, warmup = 1, heartbeat = 0;
-    double min_time = 0.5;
+    bool want_peer[NIMPL] = { false }, explicit_peer[NIMPL] = { false };
+    unsigned long reps = 0, batch_opt = 0, warmup = 1, heartbeat = 0, peer_reps = 0;
+    double min_time = 0.5, peer_time = 2.0;
     const char *csv_path = NULL, *raw_path = NULL;
 
     for (int i = 1; i < argc; i++) {
@@ -318,11 +382,29 @@ int main(int argc, char **argv)
             want_baseline = true;
         } else if (!strcmp(a, "--split")) {
             want_split = true;
-        } else if (!strcmp(a, "--only")) {
+        } else if (!strcmp(a, "--peers")) {
+            want_peer[IMPL_OMP] = want_peer[IMPL_TBB] = true;
+        } else if (!strcmp(a, "--only") || !strcmp(a, "--impl")) {
             const char *v = NEXT();
-            for (int k = 0; k < 3; k++)
-                if (!strcmp(v, impl_name[k])) only = k;
-            if (only < 0) die("--only: unknown implementation %s", v);
+            int which = -1;
+            for (int k = 0; k < NIMPL; k++)
+                if (!strcmp(v, impl_name[k])) which = k;
+            if (which < 0) die("unknown implementation %s", v);
+            if (!strcmp(a, "--only"))
+                only = which;
+            else if (which == IMPL_BASELINE)
+                want_baseline = true;
+            else if (which == IMPL_SPLIT)
+                want_split = true;
+            if (is_peer((enum impl)which))
+                want_peer[which] = explicit_peer[which] = true;
+        } else if (!strcmp(a, "--peer-reps")) {
+            peer_reps = parse_ul("--peer-reps", NEXT(), 1000000);
+            if (!peer_reps) die("%s", "--peer-reps must be positive");
+        } else if (!strcmp(a, "--peer-time")) {
+            char *end;
+            peer_time = strtod(NEXT(), &end);
+            if (*end || !(peer_time >= 0)) die("%s", "bad value for --peer-time");
         } else if (!strcmp(a, "--reps")) {
             reps = parse_ul("--reps", NEXT(), 1000000);
             if (!reps) die("%s", "--reps must be positive");
@@ -351,9 +433,30 @@ int main(int argc, char **argv)
     if (!nthreads) { threads[nthreads++] = 1; threads[nthreads++] = 2; }
     if (only == IMPL_BASELINE) want_baseline = true;
     if (only == IMPL_SPLIT) want_split = true;
+    if (only >= 0)
+        for (int k = 0; k < NIMPL; k++)
+            if (k != only) want_peer[k] = false;
+
+    /* A peer that was asked for but not built is reported, never silently
+     * dropped; asked for by name (--impl, --only) it is an error. */
+    bool missing_explicit = false;
+    for (int k = IMPL_OMP; k <= IMPL_TBB; k++) {
+        bool built = k == IMPL_OMP ? OMP_BUILT : TBB_BUILT;
+        const char *why = k == IMPL_OMP ? CLOVE_BENCH_OPENMP_MISSING
+                                        : CLOVE_BENCH_TBB_MISSING;
+        if (!want_peer[k] || built) continue;
+        printf("peer %s: not built (%s)\n", impl_name[k], why);
+        if (explicit_peer[k]) {
+            fprintf(stderr, "tree_sum: peer %s: not built (%s)\n", impl_name[k], why);
+            missing_explicit = true;
+        }
+        want_peer[k] = false;
+    }
+    fflush(stdout);
+    if (missing_explicit) exit(2);
 
     /* Configurations, in the order they are sampled within a round. */
-    struct config cfg[MAX_LIST + 2];
+    struct config cfg[3 * MAX_LIST + 2];
     size_t ncfg = 0;
     if (want_baseline && (only < 0 || only == IMPL_BASELINE))
         cfg[ncfg++] = (struct config){ .impl = IMPL_BASELINE, .threads = 1 };
@@ -363,6 +466,18 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < nthreads; k++)
             cfg[ncfg++] = (struct config){ .impl = IMPL_CLOVE,
                                            .threads = (unsigned)threads[k] };
+    for (int p = IMPL_OMP; p <= IMPL_TBB; p++)
+        if (want_peer[p])
+            for (size_t k = 0; k < nthreads; k++)
+                cfg[ncfg++] = (struct config){ .impl = (enum impl)p,
+                                               .threads = (unsigned)threads[k] };
+    bool any_peer = false, any_plain = false;
+    for (size_t k = 0; k < ncfg; k++) {
+        if (is_peer(cfg[k].impl))
+            any_peer = true;
+        else
+            any_plain = true;
+    }
 
     for (size_t k = 0; k < ncfg; k++) {
         if (cfg[k].impl != IMPL_CLOVE) continue;
@@ -371,6 +486,48 @@ int main(int argc, char **argv)
         int rc = clove_pool_create(&cfg[k].pool, &cc);
         if (rc != 0) die("clove_pool_create failed: %s", strerror(rc));
     }
+
+    /* Peers' thread pools, once per thread count (not timed). */
+#ifdef CLOVE_BENCH_OPENMP
+    if (want_peer[IMPL_OMP]) {
+        for (size_t k = 0; k < ncfg; k++) {
+            if (cfg[k].impl != IMPL_OMP) continue;
+            unsigned got = omp_peer_setup(cfg[k].threads);
+            if (got != cfg[k].threads) {
+                fprintf(stderr, "tree_sum: omp: a team of %u threads got %u\n",
+                        cfg[k].threads, got);
+                exit(2);
+            }
+        }
+        printf("peer omp: %s, OMP_WAIT_POLICY=%s; team sizes checked\n",
+               omp_peer_version(),
+               getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "(unset)");
+    }
+#endif
+#ifdef CLOVE_BENCH_TBB
+    if (want_peer[IMPL_TBB]) {
+        unsigned most = 1;
+        for (size_t k = 0; k < ncfg; k++)
+            if (cfg[k].impl == IMPL_TBB && cfg[k].threads > most)
+                most = cfg[k].threads;
+        char err[200] = "";
+        if (tbb_peer_init(most, err, sizeof err) != 0)
+            die("tbb: global_control failed: %s", err);
+        printf("peer tbb: %s, global_control(max_allowed_parallelism, %u);"
+               " threads inside each arena at once:", tbb_peer_version(), most);
+        for (size_t k = 0; k < ncfg; k++) {
+            if (cfg[k].impl != IMPL_TBB) continue;
+            unsigned joined = 0;
+            cfg[k].arena = tbb_peer_create(cfg[k].threads, &joined, err, sizeof err);
+            if (!cfg[k].arena) die("tbb: task_arena failed: %s", err);
+            printf(" %u/%u", joined, cfg[k].threads);
+            if (joined < cfg[k].threads)
+                fprintf(stderr, "tree_sum: warning: tbb arena of %u threads:"
+                        " only %u were inside it at once\n", cfg[k].threads, joined);
+        }
+        printf("\n");
+    }
+#endif
 
     FILE *csv = NULL;
     if (csv_path) {
@@ -409,48 +566,104 @@ int main(int argc, char **argv)
          * rounds give each configuration about min_time seconds. (Not the
          * slowest one: the first pthread_create of the split, say, can be
          * a 100x outlier.) */
-        for (size_t k = 0; k < ncfg; k++)
+        /* Peers are timed in their (last) warm-up sample: that sample
+         * decides how many samples they get (a second calibration sample
+         * of OpenMP at 10M nodes and 32 threads would cost seconds). */
+        for (size_t k = 0; k < ncfg; k++) {
+            cfg[k].est = 0;
             for (unsigned long w = 0; w < warmup; w++)
-                (void)sample(&cfg[k], root, n, batch);
+                cfg[k].est = sample(&cfg[k], root, n, batch);
+        }
         size_t rounds = reps;
         if (!rounds) {
             if (quick) {
                 rounds = 3;
-            } else {
-                double cal[MAX_LIST + 2];
+            } else if (any_plain) {
+                double cal[3 * MAX_LIST + 2];
+                size_t ncal = 0;
                 for (size_t k = 0; k < ncfg; k++)
-                    cal[k] = sample(&cfg[k], root, n, batch);
-                double per = median_of(cal, ncfg);
+                    if (!is_peer(cfg[k].impl))
+                        cal[ncal++] = sample(&cfg[k], root, n, batch);
+                double per = median_of(cal, ncal);
                 double r = min_time * 1e9 / (per > 0 ? per : 1e6);
                 rounds = r < 5 ? 5 : r > 2000 ? 2000 : (size_t)r;
             }
         }
+        size_t peer_lo = SIZE_MAX, peer_hi = 0;
+        for (size_t k = 0; k < ncfg; k++) {
+            if (!is_peer(cfg[k].impl)) {
+                cfg[k].want = rounds;
+                continue;
+            }
+            size_t w;
+            if (peer_reps) {
+                w = peer_reps;
+            } else if (quick) {
+                w = 3;
+            } else {
+                if (!(cfg[k].est > 0))
+                    cfg[k].est = sample(&cfg[k], root, n, batch);
+                double r = peer_time * 1e9 / (cfg[k].est > 0 ? cfg[k].est : 1e6);
+                w = r < 3 ? 3 : r > 2000 ? 2000 : (size_t)r;
+            }
+            if (rounds && w > rounds) w = rounds;
+            cfg[k].want = w;
+            if (w < peer_lo) peer_lo = w;
+            if (w > peer_hi) peer_hi = w;
+        }
+        if (!rounds) /* peers only */
+            for (size_t k = 0; k < ncfg; k++)
+                if (cfg[k].want > rounds) rounds = cfg[k].want;
+        for (size_t k = 0; k < ncfg; k++)
+            if (!is_peer(cfg[k].impl)) cfg[k].want = rounds;
 
         for (size_t k = 0; k < ncfg; k++) {
-            cfg[k].samples = malloc(rounds * sizeof(double));
-            if (!cfg[k].samples) die("%s", "out of memory");
+            cfg[k].samples = malloc(cfg[k].want * sizeof(double));
+            cfg[k].round = malloc(cfg[k].want * sizeof(size_t));
+            if (!cfg[k].samples || !cfg[k].round) die("%s", "out of memory");
             cfg[k].nsamples = 0;
         }
+        /* Every configuration has a sample in every round, except peers with
+         * fewer samples: theirs are spread evenly over the rounds (one in
+         * the last round of each of `want` equal stretches). */
         double t0 = now_ns();
         for (size_t r = 0; r < rounds; r++)
-            for (size_t k = 0; k < ncfg; k++)
+            for (size_t k = 0; k < ncfg; k++) {
+                size_t w = cfg[k].want;
+                if ((r + 1) * w / rounds == r * w / rounds)
+                    continue;
+                cfg[k].round[cfg[k].nsamples] = r;
                 cfg[k].samples[cfg[k].nsamples++] =
                     sample(&cfg[k], root, n, batch) / ((double)n * batch);
+            }
         double total = now_ns() - t0;
         if (raw)
             for (size_t r = 0; r < rounds; r++)
                 for (size_t k = 0; k < ncfg; k++)
-                    fprintf(raw, "%" PRId64 ",%s,%u,%zu,%.4f\n", n,
-                            impl_name[cfg[k].impl], cfg[k].threads, r,
-                            cfg[k].samples[r]);
+                    for (size_t i = 0; i < cfg[k].nsamples; i++)
+                        if (cfg[k].round[i] == r)
+                            fprintf(raw, "%" PRId64 ",%s,%u,%zu,%.4f\n", n,
+                                    impl_name[cfg[k].impl], cfg[k].threads, r,
+                                    cfg[k].samples[i]);
 
         printf("\nn = %" PRId64 " nodes (built in %.2f s), %zu samples per"
                " configuration, %u run%s per sample%s, %.1f s sampling\n",
                n, tb / 1e9, rounds, batch, batch == 1 ? "" : "s",
                batch == 1 ? "" : " (sample time divided by runs x nodes)",
                total / 1e9);
-        printf("  %-9s %7s %10s %10s %10s %12s\n", "impl", "threads",
-               "median", "min", "max", "vs baseline");
+        if (any_peer) {
+            if (peer_reps || quick)
+                printf("peers: %zu samples each (%s)\n", peer_lo,
+                       quick ? "--quick" : "--peer-reps");
+            else
+                printf("peers: %zu%s%.0zu samples each, bounded by --peer-time"
+                       " %.1f s per configuration (at least 3, at most %zu),"
+                       " spread over the rounds\n", peer_lo,
+                       peer_hi > peer_lo ? "-" : "", peer_hi > peer_lo ? peer_hi : 0,
+                       peer_time, rounds);
+        }
+        printf("  %-9s %7s %10s %10s %10s %12s %8s\n", "impl", "threads",
+               "median", "min", "max", "vs baseline", "samples");
 
         double base_median = 0;
         for (size_t k = 0; k < ncfg; k++) {
@@ -461,9 +674,9 @@ int main(int argc, char **argv)
             char ratio[32] = "-";
             if (base_median > 0)
                 snprintf(ratio, sizeof ratio, "%.2fx", med / base_median);
-            printf("  %-9s %7u %10.3f %10.3f %10.3f %12s\n",
+            printf("  %-9s %7u %10.3f %10.3f %10.3f %12s %8zu\n",
                    impl_name[cfg[k].impl], cfg[k].threads, med, v[0], v[m - 1],
-                   ratio);
+                   ratio, m);
             if (csv) {
                 fprintf(csv, "tree_sum,%" PRId64 ",%s,%u,%lu,%.4f,%.4f,%.4f,",
                         n, impl_name[cfg[k].impl], cfg[k].threads,
@@ -476,7 +689,9 @@ int main(int argc, char **argv)
                 fprintf(csv, ",%zu\n", m);
             }
             free(cfg[k].samples);
+            free(cfg[k].round);
             cfg[k].samples = NULL;
+            cfg[k].round = NULL;
         }
         fflush(stdout);
         destroy(root);
@@ -484,6 +699,11 @@ int main(int argc, char **argv)
 
     for (size_t k = 0; k < ncfg; k++)
         clove_pool_destroy(cfg[k].pool);
+#ifdef CLOVE_BENCH_TBB
+    for (size_t k = 0; k < ncfg; k++)
+        if (cfg[k].arena) tbb_peer_destroy(cfg[k].arena);
+    if (want_peer[IMPL_TBB]) tbb_peer_fini();
+#endif
     if (raw && fclose(raw) != 0)
         die("error writing %s", raw_path);
     if (csv && fclose(csv) != 0)

@@ -2,7 +2,8 @@
 # Install what building and testing clove needs on Debian, if missing:
 # a C compiler, CMake and make. Nothing else is required by the library.
 # Optional extras (clang for the warnings build, valgrind for instruction
-# counts) are installed only when asked: scripts/deps.sh clang valgrind
+# counts, oneTBB for the tree_sum peers) are installed only when asked:
+# scripts/deps.sh clang valgrind tbb
 set -euo pipefail
 need=()
 command -v cc >/dev/null 2>&1 || need+=(build-essential)
@@ -12,6 +13,7 @@ for extra in "$@"; do
   case "$extra" in
     clang) command -v clang >/dev/null 2>&1 || need+=(clang) ;;
     valgrind) command -v valgrind >/dev/null 2>&1 || need+=(valgrind) ;;
+    tbb) dpkg -s libtbb-dev >/dev/null 2>&1 || need+=(libtbb-dev) ;;
     *) echo "deps.sh: unknown extra '$extra'" >&2; exit 2 ;;
   esac
 done

@@ -1,0 +1,55 @@
+/*
+ * tree.h - the node of the tree-sum benchmark and the entry points of the
+ * optional peer runtimes (bench/peers/), shared by C and C++.
+ *
+ * One malloc per node, 24 bytes: the layout every implementation walks.
+ */
+#ifndef CLOVE_BENCH_TREE_H
+#define CLOVE_BENCH_TREE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct node {
+    int64_t value;
+    struct node *left, *right;
+} node;
+
+#ifdef __cplusplus
+static_assert(sizeof(node) == 24, "node must be 24 bytes");
+#else
+_Static_assert(sizeof(node) == 24, "node must be 24 bytes");
+#endif
+
+/* OpenMP tasks (bench/peers/omp_tree_sum.c), built with -DCLOVE_BENCH_OPENMP.
+ * omp_peer_setup: an empty parallel region of `threads` threads (untimed:
+ * at start and before every sample, so libgomp's pool already has that
+ * team size when the timing starts); returns the team size it got.
+ * omp_tree_sum: one parallel region of `threads` threads, one `single`
+ * thread starts the recursion, a task at every node with two children. */
+unsigned omp_peer_setup(unsigned threads);
+int64_t omp_tree_sum(const node *root, unsigned threads);
+const char *omp_peer_version(void);
+
+/* oneTBB task_group (bench/peers/tbb_tree_sum.cpp), built with
+ * -DCLOVE_BENCH_TBB. tbb_peer_init: once, before any arena, with the
+ * largest thread count (creates the tbb::global_control); tbb_peer_create:
+ * one task_arena per thread count (initialized, so workers are not created
+ * inside a timed run), NULL on error with a message in err; tbb_tree_sum:
+ * one arena.execute over the whole tree, a task_group at every node with two
+ * children. -1 on an exception (the caller's sum check then fails loudly). */
+int tbb_peer_init(unsigned max_threads, char *err, unsigned errlen);
+void *tbb_peer_create(unsigned threads, unsigned *joined, char *err, unsigned errlen);
+int64_t tbb_tree_sum(void *arena, const node *root);
+void tbb_peer_destroy(void *arena);
+void tbb_peer_fini(void);
+const char *tbb_peer_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
