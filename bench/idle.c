@@ -19,7 +19,7 @@
  * Usage: idle [-t THREADS] [--sleep SECONDS] [--nodes N] [--heartbeat US]
  */
 #define _GNU_SOURCE
-#include <clove.h>
+#include "tree.h"
 
 #include <dirent.h>
 #include <inttypes.h>
@@ -29,69 +29,6 @@
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
-
-typedef struct node {
-    int64_t value;
-    struct node *left, *right;
-} node;
-
-static node *build(int64_t lo, int64_t hi)
-{
-    if (lo > hi)
-        return NULL;
-    int64_t mid = lo + (hi - lo) / 2;
-    node *n = malloc(sizeof *n);
-    if (!n) {
-        fputs("idle: out of memory\n", stderr);
-        exit(2);
-    }
-    n->value = mid;
-    n->left = build(lo, mid - 1);
-    n->right = build(mid + 1, hi);
-    return n;
-}
-
-static void destroy(node *n)
-{
-    while (n) {
-        destroy(n->left);
-        node *r = n->right;
-        free(n);
-        n = r;
-    }
-}
-
-struct sum_arg {
-    const node *n;
-    int64_t result;
-};
-
-static int64_t sum(clove_task *t, const node *n);
-
-static void sum_job(clove_task *t, void *p)
-{
-    struct sum_arg *a = p;
-    a->result = sum(t, a->n);
-}
-
-static int64_t sum(clove_task *t, const node *n)
-{
-    int64_t s = n->value;
-    if (n->left && n->right) {
-        clove_future f;
-        struct sum_arg right = { n->right, 0 };
-        clove_fork(t, &f, sum_job, &right);
-        s += sum(t, n->left);
-        if (!clove_join(t, &f))
-            right.result = sum(t, n->right);
-        return s + right.result;
-    }
-    if (n->left)
-        s += sum(t, n->left);
-    if (n->right)
-        s += sum(t, n->right);
-    return s;
-}
 
 /* ------------------------------------------------------------------------ */
 
@@ -233,17 +170,17 @@ int main(int argc, char **argv)
     clove_pool_destroy(pool);
 
     /* A pool after one parallel job. */
-    node *root = build(1, nodes);
+    node *root = tree_build(1, nodes);
     rc = clove_pool_create(&pool, &cc);
     if (rc) {
         fprintf(stderr, "idle: clove_pool_create: %s\n", strerror(rc));
         return 2;
     }
     sleep_s(0.1);
-    struct sum_arg a = { root, 0 };
+    struct tree_sum_arg a = { root, 0 };
     double cpu0 = cpu_ms(), w0 = wall_s();
     struct ctxsw c0 = count_switches();
-    clove_pool_run(pool, sum_job, &a);
+    clove_pool_run(pool, tree_sum_job, &a);
     struct ctxsw c1 = count_switches();
     double cpu1 = cpu_ms(), w1 = wall_s();
     int64_t expect = (int64_t)nodes * (nodes + 1) / 2;
@@ -257,6 +194,6 @@ int main(int argc, char **argv)
            nodes, (w1 - w0) * 1e3, cpu1 - cpu0, c1.others - c0.others);
     window("after", secs, threads, &fail);
     clove_pool_destroy(pool);
-    destroy(root);
+    tree_destroy(root);
     return fail;
 }

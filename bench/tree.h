@@ -24,6 +24,25 @@ static_assert(sizeof(node) == 24, "node must be 24 bytes");
 _Static_assert(sizeof(node) == 24, "node must be 24 bytes");
 #endif
 
+#ifndef __cplusplus
+#include <clove.h>
+
+/* bench/tree.c (C only). tree_build: nodes for values lo..hi (inclusive),
+ * the middle one at the root, one malloc each in pre-order (the node before
+ * its subtrees); exits on out-of-memory. tree_sum_clove: the sum with a
+ * fork at every node with two children, as in the clove.h idiom. */
+node *tree_build(int64_t lo, int64_t hi);
+void tree_destroy(node *n);
+int64_t tree_sum_clove(clove_task *t, const node *n);
+/* tree_sum_job: a clove_fn computing a->result = tree_sum_clove(t, a->n),
+ * for clove_fork and clove_pool_run alike. */
+struct tree_sum_arg {
+    const node *n;
+    int64_t result;
+};
+void tree_sum_job(clove_task *t, void *arg);
+#endif
+
 /* OpenMP tasks (bench/peers/omp_tree_sum.c), built with -DCLOVE_BENCH_OPENMP.
  * omp_peer_setup: an empty parallel region of `threads` threads (untimed:
  * at start and before every sample, so libgomp's pool already has that

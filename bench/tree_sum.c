@@ -54,32 +54,6 @@ static void die(const char *fmt, const char *arg)
     exit(2);
 }
 
-/* Nodes for values lo..hi (inclusive), the middle one at the root,
- * allocated in pre-order (the node before its subtrees). */
-static node *build(int64_t lo, int64_t hi)
-{
-    if (lo > hi)
-        return NULL;
-    int64_t mid = lo + (hi - lo) / 2;
-    node *n = malloc(sizeof *n);
-    if (!n)
-        die("%s", "out of memory building the tree");
-    n->value = mid;
-    n->left = build(lo, mid - 1);
-    n->right = build(mid + 1, hi);
-    return n;
-}
-
-static void destroy(node *n)
-{
-    while (n) {
-        destroy(n->left);
-        node *r = n->right;
-        free(n);
-        n = r;
-    }
-}
-
 /* ------------------------------------------------------------------------ */
 /* Sequential baseline                                                      */
 /* ------------------------------------------------------------------------ */
@@ -135,53 +109,10 @@ __attribute__((noinline)) static int64_t run_split(const node *root)
 /* clove                                                                    */
 /* ------------------------------------------------------------------------ */
 
-struct sum_arg {
-    const node *n;
-    int64_t result;
-};
-
-static int64_t sum_clove(clove_task *t, const node *n);
-
-static void sum_job(clove_task *t, void *p)
-{
-    struct sum_arg *a = p;
-    a->result = sum_clove(t, a->n);
-}
-
-static int64_t sum_clove(clove_task *t, const node *n)
-{
-    int64_t s = n->value;
-    if (n->left && n->right) {
-        clove_future f;
-        struct sum_arg right = { n->right, 0 };
-        clove_fork(t, &f, sum_job, &right);
-        s += sum_clove(t, n->left);
-        if (!clove_join(t, &f))
-            right.result = sum_clove(t, n->right);
-        return s + right.result;
-    }
-    if (n->left)
-        s += sum_clove(t, n->left);
-    if (n->right)
-        s += sum_clove(t, n->right);
-    return s;
-}
-
-struct root_arg {
-    const node *root;
-    int64_t result;
-};
-
-static void root_job(clove_task *t, void *p)
-{
-    struct root_arg *a = p;
-    a->result = sum_clove(t, a->root);
-}
-
 __attribute__((noinline)) static int64_t run_clove(clove_pool *pool, const node *root)
 {
-    struct root_arg a = { root, 0 };
-    int rc = clove_pool_run(pool, root_job, &a);
+    struct tree_sum_arg a = { root, 0 };
+    int rc = clove_pool_run(pool, tree_sum_job, &a);
     if (rc != 0)
         die("clove_pool_run failed: %s", strerror(rc));
     return a.result;
@@ -554,7 +485,7 @@ int main(int argc, char **argv)
     for (size_t si = 0; si < nsizes; si++) {
         const int64_t n = (int64_t)sizes[si];
         double tb0 = now_ns();
-        node *root = build(1, n);
+        node *root = tree_build(1, n);
         double tb = now_ns() - tb0;
 
         unsigned batch = (unsigned)batch_opt;
@@ -694,7 +625,7 @@ int main(int argc, char **argv)
             cfg[k].round = NULL;
         }
         fflush(stdout);
-        destroy(root);
+        tree_destroy(root);
     }
 
     for (size_t k = 0; k < ncfg; k++)
