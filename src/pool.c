@@ -281,6 +281,8 @@ int clove_pool_create(clove_pool **out, const clove_config *config)
         (config->stack_size != 0 && config->stack_size < 65536))
         return EINVAL;
 
+    if (clove__wait_init() != 0)
+        return ENOMEM;
     unsigned nthreads = config->threads ? config->threads : default_threads();
     unsigned hb = config->heartbeat_us ? config->heartbeat_us : CLOVE_DEFAULT_HEARTBEAT_US;
 

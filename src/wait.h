@@ -25,6 +25,10 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+/* Once per pool, before any thread starts: 0, or ENOMEM if the backend
+ * could not set itself up (the portable one, once per process). */
+int clove__wait_init(void);
+
 /* timeout_ns == 0 means no timeout. */
 void clove__wait(_Atomic uint32_t *addr, uint32_t expected, uint64_t timeout_ns);
 void clove__wake_one(_Atomic uint32_t *addr);

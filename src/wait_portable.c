@@ -7,10 +7,12 @@
  * already changed the word, and then broadcasts under the same mutex, so a
  * wake cannot fall between the check and the sleep. Broadcast, because a
  * bucket is shared by unrelated words; every waiter re-checks its own.
- * The buckets are statically initialised: no set-up, nothing to fail.
+ * The buckets are set up once per process by clove__wait_init (called by
+ * clove_pool_create, which reports a failure as ENOMEM).
  */
 #include "wait.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -44,17 +46,73 @@ static int set_clock(pthread_condattr_t *attr)
 }
 #endif
 
+static int bucket_init(struct bucket *b)
+{
+    pthread_condattr_t attr;
+    if (pthread_condattr_init(&attr) != 0)
+        return ENOMEM;
+    int rc = set_clock(&attr);
+    if (rc == 0 && (rc = pthread_mutex_init(&b->lock, NULL)) == 0 &&
+        (rc = pthread_cond_init(&b->cond, &attr)) != 0)
+        pthread_mutex_destroy(&b->lock);
+    pthread_condattr_destroy(&attr);
+    return rc == 0 ? 0 : ENOMEM;
+}
+
+/*
+ * fork(): the buckets are process-wide, so a thread of the parent may hold
+ * a bucket's lock at the moment another thread forks; the child, which has
+ * only the forking thread, would then deadlock on that bucket as soon as a
+ * new pool hashes a word onto it. So: take every bucket lock (in index
+ * order, the only order in which more than one is ever held) before the
+ * fork, release them after it in the parent, and give the child fresh
+ * buckets (the waiters recorded in the condvars do not exist there).
+ * test/test_reliability.c:process_fork catches the deadlock without this.
+ */
+static void before_fork(void)
+{
+    for (int i = 0; i < BUCKETS; i++)
+        pthread_mutex_lock(&buckets[i].lock);
+}
+
+static void after_fork_parent(void)
+{
+    for (int i = BUCKETS - 1; i >= 0; i--)
+        pthread_mutex_unlock(&buckets[i].lock);
+}
+
+static void after_fork_child(void)
+{
+    for (int i = 0; i < BUCKETS; i++)
+        if (bucket_init(&buckets[i]) != 0)
+            abort(); /* no way to report it from a fork handler */
+}
+
+static int buckets_rc = ENOMEM; /* written once, under buckets_once */
+
 static void buckets_init(void)
 {
-    for (int i = 0; i < BUCKETS; i++) {
-        pthread_condattr_t attr;
-        if (pthread_mutex_init(&buckets[i].lock, NULL) != 0 ||
-            pthread_condattr_init(&attr) != 0 ||
-            set_clock(&attr) != 0 ||
-            pthread_cond_init(&buckets[i].cond, &attr) != 0)
-            abort(); /* cannot fail on any supported system */
-        pthread_condattr_destroy(&attr);
+    int i;
+    for (i = 0; i < BUCKETS; i++)
+        if (bucket_init(&buckets[i]) != 0)
+            break;
+    if (i == BUCKETS && pthread_atfork(before_fork, after_fork_parent, after_fork_child) == 0) {
+        buckets_rc = 0;
+        return;
     }
+    while (i-- > 0) {
+        pthread_cond_destroy(&buckets[i].cond);
+        pthread_mutex_destroy(&buckets[i].lock);
+    }
+    /* buckets_rc stays ENOMEM: every clove_pool_create will report it. */
+}
+
+/* Called by clove_pool_create before it starts any thread. The buckets are
+ * set up once per process; if that failed, every create says ENOMEM. */
+int clove__wait_init(void)
+{
+    (void)pthread_once(&buckets_once, buckets_init);
+    return buckets_rc;
 }
 
 static struct bucket *bucket_of(_Atomic uint32_t *addr)
@@ -62,7 +120,6 @@ static struct bucket *bucket_of(_Atomic uint32_t *addr)
     uintptr_t a = (uintptr_t)addr;
     a ^= a >> 17;
     a *= (uintptr_t)0x9E3779B97F4A7C15ull;
-    (void)pthread_once(&buckets_once, buckets_init);
     return &buckets[(a >> 7) % BUCKETS];
 }
 
