@@ -163,6 +163,10 @@ unsigned thread_baseline(void);
 /* Wait up to ~5 s for thread_count() to equal n (threads that were joined
  * can linger in /proc for a moment); returns the last count seen. */
 unsigned wait_thread_count(unsigned n);
+/* Thread ids: room for MAX_TIDS of them; tid_in says whether tid is in
+ * set[0..n). */
+#define MAX_TIDS 512
+bool tid_in(pid_t tid, const pid_t *set, size_t n);
 /* Fills tids (up to max) and returns how many threads there are. */
 size_t list_tids(pid_t *tids, size_t max);
 /* voluntary + nonvoluntary context switches of one thread; -1 if gone. */

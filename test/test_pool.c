@@ -491,15 +491,6 @@ void test_einval_paths(void)
 /* Idle pools sleep                                                         */
 /* ------------------------------------------------------------------------ */
 
-#define MAX_TIDS 512
-
-static bool tid_in(pid_t tid, const pid_t *set, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (set[i] == tid)
-            return true;
-    return false;
-}
 
 static void idle_check(unsigned threads, unsigned hb, const struct tree *tr)
 {

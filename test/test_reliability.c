@@ -625,15 +625,6 @@ static void storm_drain(void)
     }
 }
 
-#define MAX_TIDS 512
-
-static bool tid_in(pid_t tid, const pid_t *set, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (set[i] == tid)
-            return true;
-    return false;
-}
 
 /* All of the pool's threads asleep (state S) within 10 s, then no more
  * than a few context switches in 200 ms (as idle_pool_sleeps checks). */

@@ -267,3 +267,11 @@ int run_self_child(const char *name, char **err)
     *err = buf;
     return status;
 }
+
+bool tid_in(pid_t tid, const pid_t *set, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i] == tid)
+            return true;
+    return false;
+}
