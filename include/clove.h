@@ -200,7 +200,6 @@ struct clove_task {
     clove_future *tail;          /* owner only: newest queued future, &head if none */
     CLOVE__ATOMIC_U32 heartbeat; /* set (relaxed) by the heartbeat thread,
                                   * cleared by the owner in its handler */
-    uint32_t flags;              /* owner only: CLOVE__TASK_* */
     clove_pool *pool;            /* constant while the task exists */
     clove_future head;           /* owner only: permanent sentinel; head.u.next
                                   * is the oldest queued future when tail != &head */
@@ -212,10 +211,10 @@ struct clove_task {
                                         * (release) under the lock to wake */
     uint32_t idle;                     /* 1 while in the idle list */
     uint32_t nshared;                  /* owner only: shared, not yet joined */
-    uint32_t index;                    /* 0 external thread, 1.. pool workers */
+    uint32_t index;                    /* 0 external thread, 1.. pool workers
+                                        * (for a future worker-index call) */
 };
 
-#define CLOVE__TASK_WORKER 1u /* a pool-owned worker thread */
 
 /* Cold, out-of-line parts called by the inline code below. */
 CLOVE_API void clove__heartbeat_slow(clove_task *t);

@@ -121,7 +121,7 @@ void clove__lock(clove_pool *p);
 void clove__unlock(clove_pool *p);
 
 /* share.c */
-void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, uint32_t flags);
+void clove__task_init(clove_task *t, clove_pool *p, uint32_t index);
 /* Called with the lock held; returns with it held. Takes the oldest job
  * from the ring if there is one, runs it on t (unlocking around the call)
  * and marks it done. Returns false if the ring was empty. */

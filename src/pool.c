@@ -316,7 +316,7 @@ int clove_pool_create(clove_pool **out, const clove_config *config)
         return ENOMEM;
     }
     for (unsigned i = 0; i < p->nworkers; i++)
-        clove__task_init(&p->workers[i], p, i + 1, CLOVE__TASK_WORKER);
+        clove__task_init(&p->workers[i], p, i + 1);
 
     pthread_attr_t attr, *attrp = NULL;
     int rc = 0;
@@ -390,7 +390,7 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
     }
 
     clove_task t;
-    clove__task_init(&t, p, 0, 0);
+    clove__task_init(&t, p, 0);
     if (p->nworkers > 0) {
         clove__lock(p);
         t.reg_next = p->registered;

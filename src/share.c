@@ -23,11 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, uint32_t flags)
+void clove__task_init(clove_task *t, clove_pool *p, uint32_t index)
 {
     t->tail = &t->head;
     atomic_init(&t->heartbeat, 0);
-    t->flags = flags;
     t->pool = p;
     t->head.prev = NULL;
     t->head.u.next = NULL;
