@@ -164,6 +164,94 @@ CLOVE_API unsigned clove_pool_threads(const clove_pool *pool);
 CLOVE_API void clove_for(clove_task *t, size_t begin, size_t end,
                          clove_range_fn *body, void *ctx);
 
+/* Worker index of task t: pool-owned workers are 1 .. threads-1, the first
+ * thread inside clove_pool_run gets 0, and any other thread that enters
+ * clove_pool_run while that one is still inside gets the lowest index not
+ * in use from threads, threads+1, ... So with one entering thread at a
+ * time the indices are exactly 0 .. clove_pool_threads(pool)-1, and in
+ * every case no two tasks of a pool that exist at the same time share an
+ * index: per-worker scratch space indexed by it needs no lock. Inline
+ * (one load) further down. */
+static inline unsigned clove_worker_index(const clove_task *t);
+
+/* ------------------------------------------------------------------------ */
+/* Reductions                                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef void clove_reduce_fn(clove_task *t, size_t lo, size_t hi, void *acc, void *ctx);
+typedef void clove_init_fn(void *acc, void *ctx);
+typedef void clove_combine_fn(void *left, void *right, void *ctx);
+
+/* Parallel reduction over [begin, end) in index order, without a grain
+ * size (split like clove_for). acc points to acc_size bytes holding the
+ * starting value; on return it holds the result.
+ *   body(t, lo, hi, acc, ctx)  folds iterations lo .. hi-1, in increasing
+ *                              order, into *acc;
+ *   init(acc, ctx)             sets a fresh accumulator to the identity;
+ *   combine(left, right, ctx)  sets *left to left (+) right and releases
+ *                              whatever *right owns (it is discarded).
+ * When a heartbeat splits the range, the upper part gets a fresh
+ * accumulator (on the splitting worker's stack when acc_size <= 64 bytes,
+ * else on the heap) which is init-ed and combined only if another worker
+ * actually took that part; otherwise the same worker simply folds on into
+ * *acc. Pieces are always combined left to right, so the operation need
+ * only be associative (string concatenation, matrix product), not
+ * commutative. On one thread this is one call body(t, begin, end, acc,
+ * ctx). Accumulators are suitably aligned for any type (max_align_t).
+ * Returns 0, or EINVAL (t, acc, body, init or combine NULL, or acc_size 0)
+ * without calling anything. Never fails for lack of memory: if a large
+ * accumulator cannot be allocated, that split is simply not made. */
+CLOVE_API int clove_reduce(clove_task *t, size_t begin, size_t end, void *acc,
+                           size_t acc_size, clove_init_fn *init,
+                           clove_reduce_fn *body, clove_combine_fn *combine,
+                           void *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Scopes                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct clove_scope clove_scope; /* opaque; lives on the stack */
+typedef void clove_scope_fn(clove_task *t, clove_scope *s, void *arg);
+
+/* Run fn(t, s, arg); inside it, clove_spawn(t, s, job, arg) may be called
+ * any number of times. Every spawned job runs exactly once, as
+ * job(t', s', arg) on some worker with a scope s' of its own (so spawned
+ * jobs spawn in turn), and all of them, transitively, have finished when
+ * clove_scope_run returns. Spawned jobs start only after the function that
+ * spawned them has returned, in no guaranteed order (on one worker: spawn
+ * order); the spawned jobs of one function are split between workers at
+ * heartbeats like the iterations of clove_for, so a million spawns cost a
+ * million calls, not a million shares. No heap allocation for the first 16
+ * spawns of each function; beyond that, the record array grows
+ * geometrically (4x). If that allocation fails, the job runs at once
+ * instead, still exactly once and before the scope ends. */
+CLOVE_API void clove_scope_run(clove_task *t, clove_scope_fn *fn, void *arg);
+
+/* Spawn job(t', s', arg) into scope s. t must be the task that received s,
+ * and only during the call that received it (checked when CLOVE_DEBUG,
+ * and the "after return" case always). */
+CLOVE_API void clove_spawn(clove_task *t, clove_scope *s, clove_scope_fn *job, void *arg);
+
+/* ------------------------------------------------------------------------ */
+/* Sorting                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Sort nmemb elements of size bytes at base in ascending order of compar,
+ * with qsort's contract for compar (a consistent total preorder, negative /
+ * zero / positive; it may be called from several threads at once). A
+ * parallel mergesort: halves are forked at every level, and merges are
+ * split at heartbeats (middle of the longer run, binary search in the
+ * other), so no size or cutoff is tuned to the machine. It is stable
+ * (equal elements keep their order), so clove_sort_stable is the same
+ * call under the name that promises it. Uses a scratch buffer of nmemb *
+ * size bytes. Returns 0; EINVAL (t or compar NULL, base NULL with nmemb >
+ * 0, size 0 with nmemb > 1, or nmemb * size overflowing); ENOMEM (no
+ * scratch buffer; the array is untouched). */
+CLOVE_API int clove_sort(clove_task *t, void *base, size_t nmemb, size_t size,
+                         int (*compar)(const void *, const void *));
+CLOVE_API int clove_sort_stable(clove_task *t, void *base, size_t nmemb, size_t size,
+                                int (*compar)(const void *, const void *));
+
 /* ------------------------------------------------------------------------ */
 /* Below this line: not API. Layouts are here only because futures live in  */
 /* the caller's stack frame and fork/join are inline. They never depend on   */
@@ -211,9 +299,13 @@ struct clove_task {
                                         * (release) under the lock to wake */
     uint32_t idle;                     /* 1 while in the idle list */
     uint32_t nshared;                  /* owner only: shared, not yet joined */
-    uint32_t index;                    /* 0 external thread, 1.. pool workers
-                                        * (for a future worker-index call) */
+    uint32_t index;                    /* constant: clove_worker_index() */
 };
+
+static inline unsigned clove_worker_index(const clove_task *t)
+{
+    return t->index;
+}
 
 
 /* Cold, out-of-line parts called by the inline code below. */

@@ -1,5 +1,5 @@
 /*
- * for.c - clove_for: a parallel loop without a grain size.
+ * for.c - clove_for and clove_reduce: parallel loops without a grain size.
  *
  * The loop runs its range in chunks, calling body once per chunk, and
  * reads the task's heartbeat flag between chunks. When a heartbeat has
@@ -18,21 +18,44 @@
  *
  * Splitting halves the range, so the recursion is at most 64 levels deep
  * per loop, whatever the range.
+ *
+ * clove_reduce is the same loop carrying an accumulator: the lower half of
+ * a split folds on into the caller's accumulator, the upper half into a
+ * fresh one that only a worker that took it initialises, and the join
+ * combines the two, left then right, so the result is the sequential one
+ * for any associative operation.
  */
 #include "internal.h"
 
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <time.h>
 
 struct for_loop {
-    clove_range_fn *body;
+    clove_range_fn *body;     /* clove_for: body(t, lo, hi, ctx) */
+    clove_reduce_fn *rbody;   /* clove_reduce: rbody(t, lo, hi, acc, ctx) */
+    clove_init_fn *init;      /* clove_reduce only */
+    clove_combine_fn *combine;
+    size_t acc_size;
     void *ctx;
     uint64_t target_ns; /* wanted duration of one chunk */
 };
 
+/* Room for a small accumulator in the splitting frame. */
+#define SMALL_ACC 64
+union small_acc {
+    max_align_t align;
+    unsigned char bytes[SMALL_ACC];
+};
+
+/* The upper half of a split range, offered as a job. acc is its own
+ * accumulator (clove_reduce), initialised by whoever takes the job. */
 struct for_part {
     const struct for_loop *loop;
     size_t lo, hi;
     size_t chunk;
+    void *acc;
 };
 
 static uint64_t now_ns(void)
@@ -43,31 +66,61 @@ static uint64_t now_ns(void)
 }
 
 static void for_range(clove_task *t, const struct for_loop *loop, size_t lo,
-                      size_t hi, size_t chunk);
+                      size_t hi, size_t chunk, void *acc);
 
 static void for_part_fn(clove_task *t, void *arg)
 {
     struct for_part *part = arg;
-    for_range(t, part->loop, part->lo, part->hi, part->chunk);
+    if (part->acc)
+        part->loop->init(part->acc, part->loop->ctx);
+    for_range(t, part->loop, part->lo, part->hi, part->chunk, part->acc);
+}
+
+/* Split [lo, hi) at a heartbeat: fork the upper half, run the lower half,
+ * then join. If nobody took the upper half, run it here, folding on into
+ * the same accumulator (so init and combine are paid only for a split
+ * that really ran elsewhere). */
+static void for_split(clove_task *t, const struct for_loop *loop, size_t lo,
+                      size_t hi, size_t chunk, void *acc)
+{
+    union small_acc small;
+    struct for_part upper = {loop, lo + (hi - lo) / 2, hi, chunk, NULL};
+    if (acc) {
+        upper.acc = loop->acc_size <= SMALL_ACC ? (void *)&small : clove__malloc(loop->acc_size);
+        if (upper.acc == NULL) {
+            /* No room for a second accumulator: go on sequentially. */
+            for_range(t, loop, lo, hi, chunk, acc);
+            return;
+        }
+    }
+    clove_future f;
+    clove_fork(t, &f, for_part_fn, &upper);
+    for_range(t, loop, lo, upper.lo, chunk, acc);
+    if (clove_join(t, &f)) {
+        if (acc)
+            loop->combine(acc, upper.acc, loop->ctx);
+    } else {
+        for_range(t, loop, upper.lo, hi, chunk, acc);
+    }
+    if (upper.acc != NULL && upper.acc != (void *)&small)
+        free(upper.acc);
 }
 
 static void for_range(clove_task *t, const struct for_loop *loop, size_t lo,
-                      size_t hi, size_t chunk)
+                      size_t hi, size_t chunk, void *acc)
 {
     uint64_t t0 = now_ns();
     while (lo < hi) {
         if (atomic_load_explicit(&t->heartbeat, memory_order_relaxed) &&
             hi - lo >= 2) {
-            struct for_part upper = {loop, lo + (hi - lo) / 2, hi, chunk};
-            clove_future f;
-            clove_fork(t, &f, for_part_fn, &upper);
-            for_range(t, loop, lo, upper.lo, chunk);
-            if (!clove_join(t, &f))
-                for_range(t, loop, upper.lo, hi, chunk);
+            for_split(t, loop, lo, hi, chunk, acc);
             return;
         }
         size_t n = hi - lo < chunk ? hi - lo : chunk;
-        loop->body(t, lo, lo + n, loop->ctx);
+        if (acc)
+            loop->rbody(t, lo, lo + n, acc, loop->ctx);
+        else
+            loop->body(t, lo, lo + n, loop->ctx);
         lo += n;
         uint64_t t1 = now_ns();
         uint64_t dt = t1 - t0;
@@ -79,6 +132,11 @@ static void for_range(clove_task *t, const struct for_loop *loop, size_t lo,
     }
 }
 
+static uint64_t chunk_target_ns(const clove_pool *p)
+{
+    return (uint64_t)p->heartbeat_us * 1000u / 8;
+}
+
 void clove_for(clove_task *t, size_t begin, size_t end, clove_range_fn *body, void *ctx)
 {
     if (begin >= end)
@@ -87,6 +145,24 @@ void clove_for(clove_task *t, size_t begin, size_t end, clove_range_fn *body, vo
         body(t, begin, end, ctx);
         return;
     }
-    struct for_loop loop = {body, ctx, (uint64_t)t->pool->heartbeat_us * 1000u / 8};
-    for_range(t, &loop, begin, end, 1);
+    struct for_loop loop = {body, NULL, NULL, NULL, 0, ctx, chunk_target_ns(t->pool)};
+    for_range(t, &loop, begin, end, 1, NULL);
+}
+
+int clove_reduce(clove_task *t, size_t begin, size_t end, void *acc, size_t acc_size,
+                 clove_init_fn *init, clove_reduce_fn *body, clove_combine_fn *combine,
+                 void *ctx)
+{
+    if (t == NULL || acc == NULL || acc_size == 0 || init == NULL || body == NULL ||
+        combine == NULL)
+        return EINVAL;
+    if (begin >= end)
+        return 0;
+    if (t->pool->nworkers == 0) {
+        body(t, begin, end, acc, ctx);
+        return 0;
+    }
+    struct for_loop loop = {NULL, body, init, combine, acc_size, ctx, chunk_target_ns(t->pool)};
+    for_range(t, &loop, begin, end, 1, acc);
+    return 0;
 }

@@ -39,6 +39,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #if defined(__GNUC__) || defined(__clang__)
 #define CLOVE__COLD __attribute__((cold, noinline))
@@ -119,6 +120,12 @@ struct clove_pool {
  * the pool is corrupt, so failures abort. */
 void clove__lock(clove_pool *p);
 void clove__unlock(clove_pool *p);
+
+/* malloc, failing on demand under the fault-injection hook (fault.h). */
+static inline void *clove__malloc(size_t size)
+{
+    return clove__fault_hit(CLOVE__FAULT_ALLOC) ? NULL : malloc(size);
+}
 
 /* share.c */
 void clove__task_init(clove_task *t, clove_pool *p, uint32_t index);

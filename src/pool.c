@@ -377,6 +377,27 @@ unsigned clove_pool_threads(const clove_pool *p)
 /* Entering the pool                                                        */
 /* ------------------------------------------------------------------------ */
 
+/* The worker index of a thread entering clove_pool_run (see
+ * clove_worker_index in clove.h): 0 if no registered task has it, else the
+ * lowest of nthreads, nthreads + 1, ... that none has. Linear in the
+ * number of threads inside clove_pool_run at once, squared at worst: they
+ * are few, and entering is the cold path. Lock held. */
+static uint32_t external_index_locked(const clove_pool *p)
+{
+    uint32_t want = 0;
+    for (;;) {
+        bool used = false;
+        for (const clove_task *r = p->registered; r; r = r->reg_next)
+            if (r->index == want) {
+                used = true;
+                break;
+            }
+        if (!used)
+            return want;
+        want = want == 0 ? p->nthreads : want + 1;
+    }
+}
+
 int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
 {
     if (p == NULL || fn == NULL)
@@ -390,16 +411,15 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
     }
 
     clove_task t;
-    clove__task_init(&t, p, 0);
-    if (p->nworkers > 0) {
-        clove__lock(p);
-        t.reg_next = p->registered;
-        if (p->registered)
-            p->registered->reg_prev = &t;
-        p->registered = &t;
-        clove__unlock(p);
+    clove__lock(p);
+    clove__task_init(&t, p, external_index_locked(p));
+    t.reg_next = p->registered;
+    if (p->registered)
+        p->registered->reg_prev = &t;
+    p->registered = &t;
+    clove__unlock(p);
+    if (p->nworkers > 0)
         run_enter(p);
-    }
 
     clove__set_current(&t);
     fn(&t, arg);
@@ -407,16 +427,15 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
         clove__misuse("clove_pool_run", "fn returned with a clove_fork that was never joined");
     clove__set_current(outer);
 
-    if (p->nworkers > 0) {
+    if (p->nworkers > 0)
         run_leave(p);
-        clove__lock(p);
-        if (t.reg_prev)
-            t.reg_prev->reg_next = t.reg_next;
-        else
-            p->registered = t.reg_next;
-        if (t.reg_next)
-            t.reg_next->reg_prev = t.reg_prev;
-        clove__unlock(p);
-    }
+    clove__lock(p);
+    if (t.reg_prev)
+        t.reg_prev->reg_next = t.reg_next;
+    else
+        p->registered = t.reg_next;
+    if (t.reg_next)
+        t.reg_next->reg_prev = t.reg_prev;
+    clove__unlock(p);
     return 0;
 }
