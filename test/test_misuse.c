@@ -235,6 +235,56 @@ static void m_destroy_while_running(clove_task *t, void *arg)
     clove_pool_destroy(arg);
 }
 
+static void scope_nop(clove_task *t, clove_scope *s, void *arg)
+{
+    (void)t;
+    (void)s;
+    (void)arg;
+}
+
+/* A spawned job spawns into its parent's scope, whose function returned. */
+static void spawn_into_parent(clove_task *t, clove_scope *s, void *arg)
+{
+    (void)s;
+    clove_spawn(t, arg, scope_nop, NULL);
+}
+
+static void spawn_parent(clove_task *t, clove_scope *s, void *arg)
+{
+    (void)arg;
+    clove_spawn(t, s, spawn_into_parent, s);
+}
+
+static void m_spawn_after_return(clove_task *t, void *arg)
+{
+    (void)arg;
+    clove_scope_run(t, spawn_parent, NULL);
+}
+
+/* The scope is used with the task of a nested run of another pool. */
+static void spawn_other_task_inner(clove_task *t, void *arg)
+{
+    clove_spawn(t, arg, scope_nop, NULL);
+}
+
+static void spawn_other_task_body(clove_task *t, clove_scope *s, void *arg)
+{
+    (void)t;
+    clove_pool_run(arg, spawn_other_task_inner, s);
+}
+
+static void m_spawn_other_task(clove_task *t, void *arg)
+{
+    clove_scope_run(t, spawn_other_task_body, arg);
+}
+
+static void m_scope_null_fn(clove_task *t, void *arg)
+{
+    (void)arg;
+    clove_scope_fn *volatile none = NULL;
+    clove_scope_run(t, none, NULL);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Table                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -294,6 +344,11 @@ static const struct misuse_case cases[] = {
     {"fork_null_task", m_fork_null_task, 1, "clove_fork: the task is NULL", 0},
     {"fork_twice", m_fork_twice, 1,
      "clove_fork: this future is already forked and not yet joined", 0},
+    {"spawn_after_return", m_spawn_after_return, 2,
+     "clove_spawn: the function that received this scope has returned", 0},
+    {"spawn_other_task", m_spawn_other_task, 2,
+     "clove_spawn: the task is not the one that received this scope", 2},
+    {"scope_null_fn", m_scope_null_fn, 1, "clove_scope_run: the task or fn is NULL", 0},
     {"destroy_while_running", m_destroy_while_running, 2,
      "clove_pool_destroy: the pool is still running a clove_pool_run", 1},
 };
