@@ -120,9 +120,12 @@ typedef void clove_fn(clove_task *t, void *arg);
 typedef void clove_range_fn(clove_task *t, size_t lo, size_t hi, void *ctx);
 
 typedef struct clove_config {
-    /* Workers including the calling thread; 0 = the CPUs this process may
-     * run on (its affinity mask). 1 starts no thread at all. At most
-     * CLOVE_MAX_THREADS. */
+    /* Workers including the calling thread; 0 = the CLOVE_THREADS
+     * environment variable if set (a decimal 1 .. CLOVE_MAX_THREADS, else
+     * EINVAL), otherwise the CPUs this process may run on (its affinity
+     * mask). 1 starts no thread at all. At most CLOVE_MAX_THREADS.
+     * Pool-owned threads are named clove-1, clove-2, ... and clove-hb (the
+     * heartbeat), as top -H and gdb show them. */
     unsigned threads;
     /* Heartbeat interval in microseconds; 0 = CLOVE_DEFAULT_HEARTBEAT_US.
      * At most CLOVE_MAX_HEARTBEAT_US. */
@@ -130,7 +133,23 @@ typedef struct clove_config {
     /* Stack size of each worker thread in bytes; 0 = the system default.
      * Must be at least 64 KiB when given. */
     size_t stack_size;
+    /* CLOVE_PIN_WORKERS or 0. Other bits are EINVAL. */
+    unsigned flags;
+    /* Called on each pool-owned worker thread (index 1 .. threads-1, as
+     * clove_worker_index) when it starts, before it runs any job, and when
+     * it exits (during clove_pool_destroy), for thread-local set-up and
+     * tear-down. NULL = none. They must not use this pool. */
+    void (*on_thread_start)(unsigned index, void *hook_arg);
+    void (*on_thread_exit)(unsigned index, void *hook_arg);
+    void *hook_arg;
 } clove_config;
+
+/* config.flags: pin worker i (i = 1 .. threads-1) to the (i mod m)-th CPU
+ * of the m CPUs in the affinity mask of the thread calling
+ * clove_pool_create, so that with threads <= m they are distinct CPUs.
+ * The threads calling clove_pool_run are never pinned. Best effort: a CPU
+ * that refuses leaves that worker unpinned. Off by default. */
+#define CLOVE_PIN_WORKERS 1u
 
 /* Create a pool. config == NULL means all defaults. Returns 0 and sets
  * *pool, or returns EINVAL (pool == NULL, a field out of range), ENOMEM or

@@ -37,6 +37,7 @@
 #include "fault.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -84,6 +85,13 @@ struct clove_pool {
     clove_task *workers;    /* [nworkers] tasks of the pool-owned threads */
     pthread_t *threads;     /* [nworkers] */
     pthread_t hb_thread;    /* valid when nworkers > 0 */
+    unsigned flags;         /* config.flags */
+    void (*on_start)(unsigned, void *); /* config.on_thread_start */
+    void (*on_exit)(unsigned, void *);  /* config.on_thread_exit */
+    void *hook_arg;
+#ifdef CPU_COUNT
+    cpu_set_t cpus;         /* the creator's affinity mask (pinning) */
+#endif
 
     /* -- pool->lock protects: the ring (ring, ring_head, ring_tail), the
      *    idle list (idle_first, and every task's idle_prev/idle_next/idle),

@@ -75,10 +75,53 @@ static void *xaligned(size_t size)
 /* Worker threads                                                           */
 /* ------------------------------------------------------------------------ */
 
+/* Name the calling thread (Linux: 15 characters at most). */
+static void name_thread(const char *name)
+{
+#ifdef __linux__
+    (void)pthread_setname_np(pthread_self(), name);
+#else
+    (void)name;
+#endif
+}
+
+/* CLOVE_PIN_WORKERS: worker `index` to the (index mod m)-th of the m CPUs
+ * of the creator's mask. Best effort. */
+static void pin_worker(const clove_pool *p, unsigned index)
+{
+#ifdef CPU_COUNT
+    int m = CPU_COUNT(&p->cpus);
+    if (m <= 0)
+        return;
+    int want = (int)(index % (unsigned)m), seen = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &p->cpus))
+            continue;
+        if (seen++ == want) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            (void)pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+            return;
+        }
+    }
+#else
+    (void)p;
+    (void)index;
+#endif
+}
+
 static void *worker_main(void *arg)
 {
     clove_task *t = arg;
     clove_pool *p = t->pool;
+    char name[16];
+    snprintf(name, sizeof name, "clove-%u", t->index);
+    name_thread(name);
+    if (p->flags & CLOVE_PIN_WORKERS)
+        pin_worker(p, t->index);
+    if (p->on_start)
+        p->on_start(t->index, p->hook_arg);
     clove__set_current(t);
     clove__lock(p);
     for (;;) {
@@ -90,6 +133,8 @@ static void *worker_main(void *arg)
     }
     clove__unlock(p);
     clove__set_current(NULL);
+    if (p->on_exit)
+        p->on_exit(t->index, p->hook_arg);
     return NULL;
 }
 
@@ -154,6 +199,7 @@ static void *heartbeat_main(void *arg)
 {
     clove_pool *p = arg;
     const uint64_t interval_ns = (uint64_t)p->heartbeat_us * 1000u;
+    name_thread("clove-hb");
 #if defined(__linux__) && defined(PR_SET_TIMERSLACK)
     /* The default 50 us timer slack would stretch a 100 us interval by half;
      * ask for a tenth of the interval instead. */
@@ -201,6 +247,24 @@ static void run_leave(clove_pool *p)
 /* ------------------------------------------------------------------------ */
 /* Create and destroy                                                       */
 /* ------------------------------------------------------------------------ */
+
+/* CLOVE_THREADS, when set: 0 = not set, else the value; EINVAL (as -1)
+ * when set to anything but a decimal 1 .. CLOVE_MAX_THREADS. */
+static long env_threads(void)
+{
+    const char *s = getenv("CLOVE_THREADS");
+    if (s == NULL)
+        return 0;
+    long v = 0;
+    if (*s == 0)
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (long)CLOVE_MAX_THREADS)
+            return -1;
+        v = v * 10 + (*s - '0');
+    }
+    return v >= 1 && v <= (long)CLOVE_MAX_THREADS ? v : -1;
+}
 
 static unsigned default_threads(void)
 {
@@ -278,12 +342,17 @@ int clove_pool_create(clove_pool **out, const clove_config *config)
         config = &defaults;
     if (config->threads > CLOVE_MAX_THREADS ||
         config->heartbeat_us > CLOVE_MAX_HEARTBEAT_US ||
-        (config->stack_size != 0 && config->stack_size < 65536))
+        (config->stack_size != 0 && config->stack_size < 65536) ||
+        (config->flags & ~CLOVE_PIN_WORKERS) != 0)
+        return EINVAL;
+    long env = config->threads ? 0 : env_threads();
+    if (env < 0)
         return EINVAL;
 
     if (clove__wait_init() != 0)
         return ENOMEM;
-    unsigned nthreads = config->threads ? config->threads : default_threads();
+    unsigned nthreads = config->threads ? config->threads
+                        : env ? (unsigned)env : default_threads();
     unsigned hb = config->heartbeat_us ? config->heartbeat_us : CLOVE_DEFAULT_HEARTBEAT_US;
 
     clove_pool *p = xaligned(sizeof *p);
@@ -292,6 +361,16 @@ int clove_pool_create(clove_pool **out, const clove_config *config)
     p->nthreads = nthreads;
     p->heartbeat_us = hb;
     p->nworkers = nthreads - 1;
+    p->flags = config->flags;
+    p->on_start = config->on_thread_start;
+    p->on_exit = config->on_thread_exit;
+    p->hook_arg = config->hook_arg;
+#ifdef CPU_COUNT
+    CPU_ZERO(&p->cpus);
+    if ((p->flags & CLOVE_PIN_WORKERS) &&
+        pthread_getaffinity_np(pthread_self(), sizeof p->cpus, &p->cpus) != 0)
+        CPU_ZERO(&p->cpus);
+#endif
     if (clove__fault_hit(CLOVE__FAULT_SYNC) || pthread_mutex_init(&p->lock, NULL) != 0) {
         free(p);
         return ENOMEM;

@@ -10,7 +10,9 @@ static void root(clove_task *t, void *p) {
 }
 int main() {
     clove_pool *pool;
-    clove_config cfg = {2, 1, 0};
+    clove_config cfg{};
+    cfg.threads = 2;
+    cfg.heartbeat_us = 1;
     if (clove_pool_create(&pool, &cfg)) return 1;
     int r = 0;
     clove_pool_run(pool, root, &r);

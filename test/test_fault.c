@@ -66,11 +66,11 @@ void test_fault_injection_walk(void)
     tree_build(&tr, 3000, SHAPE_RANDOM, 0xfa);
     unsigned base = thread_baseline();
     static const clove_config cfgs[] = {
-        {4, 0, 0},
-        {4, 1, (size_t)512 << 10},
-        {2, 1, 65536 * 2},
-        {1, 0, 0},
-        {1, 0, (size_t)1 << 20},
+        {.threads = 4},
+        {.threads = 4, .heartbeat_us = 1, .stack_size = (size_t)512 << 10},
+        {.threads = 2, .heartbeat_us = 1, .stack_size = 65536 * 2, .flags = CLOVE_PIN_WORKERS},
+        {.threads = 1},
+        {.threads = 1, .stack_size = (size_t)1 << 20},
     };
     for (int rep = 0; rep < 2; rep++) {
         for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
@@ -104,7 +104,7 @@ void test_create_huge_stack_fails(void)
     static const size_t sizes[] = {(size_t)1 << 60, SIZE_MAX / 2, SIZE_MAX - 65535};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         for (unsigned threads = 2; threads <= 4; threads++) {
-            clove_config cfg = {threads, 1, sizes[k]};
+            clove_config cfg = {.threads = threads, .heartbeat_us = 1, .stack_size = sizes[k]};
             clove_pool *p = SENTINEL;
             int rc = clove_pool_create(&p, &cfg);
             ASSERT_MSG(rc == EAGAIN || rc == ENOMEM || rc == EINVAL,

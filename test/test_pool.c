@@ -348,7 +348,8 @@ void test_create_destroy_cycles(void)
     static const unsigned hbs[] = {1, 0, 1000, CLOVE_MAX_HEARTBEAT_US};
     for (size_t i = 0; i < cycles; i++) {
         unsigned threads = 2 + (unsigned)(i % 3);
-        clove_config cfg = {threads, hbs[i / 3 % 4], (i % 5 == 0) ? (size_t)256 << 10 : 0};
+        clove_config cfg = {.threads = threads, .heartbeat_us = hbs[i / 3 % 4],
+                            .stack_size = (i % 5 == 0) ? (size_t)256 << 10 : 0};
         clove_pool *p = NULL;
         ASSERT_OK(clove_pool_create(&p, &cfg));
         ASSERT_EQ_U(clove_pool_threads(p), threads);
@@ -378,7 +379,8 @@ void test_single_thread_pool_no_threads(void)
     unsigned base = thread_baseline();
     static const unsigned hbs[] = {0, 1, CLOVE_MAX_HEARTBEAT_US};
     for (size_t k = 0; k < 3; k++) {
-        clove_config cfg = {1, hbs[k], k == 1 ? (size_t)1 << 20 : 0};
+        clove_config cfg = {.threads = 1, .heartbeat_us = hbs[k],
+                            .stack_size = k == 1 ? (size_t)1 << 20 : 0};
         clove_pool *p = NULL;
         ASSERT_OK(clove_pool_create(&p, &cfg));
         ASSERT_EQ_U(clove_pool_threads(p), 1);
@@ -399,7 +401,7 @@ void test_single_thread_pool_no_threads(void)
     ASSERT_EQ_U(clove_pool_threads(p), ncpu);
     ASSERT_OK(clove_pool_run(p, small_work_fn, &tr));
     clove_pool_destroy(p);
-    clove_config zero = {0, 0, 0};
+    clove_config zero = {0};
     ASSERT_OK(clove_pool_create(&p, &zero));
     ASSERT_EQ_U(clove_pool_threads(p), ncpu);
     clove_pool_destroy(p);
@@ -425,7 +427,7 @@ static char sentinel_obj;
 
 static void expect_create(int expect_rc, unsigned threads, unsigned hb, size_t stack)
 {
-    clove_config cfg = {threads, hb, stack};
+    clove_config cfg = {.threads = threads, .heartbeat_us = hb, .stack_size = stack};
     clove_pool *p = SENTINEL;
     int rc = clove_pool_create(&p, &cfg);
     ASSERT_MSG(rc == expect_rc,
@@ -446,7 +448,7 @@ static void expect_create(int expect_rc, unsigned threads, unsigned hb, size_t s
 void test_einval_paths(void)
 {
     unsigned base = thread_baseline();
-    clove_config ok = {2, 1, 0};
+    clove_config ok = {.threads = 2, .heartbeat_us = 1};
     ASSERT_EQ_I(clove_pool_create(NULL, NULL), EINVAL);
     ASSERT_EQ_I(clove_pool_create(NULL, &ok), EINVAL);
 

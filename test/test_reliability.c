@@ -439,7 +439,7 @@ static void *deep_main(void *arg)
                "%zu levels of %zu bytes, with a 4x margin for helping, do not fit in "
                "DEEP_STACK (%zu bytes): raise it", d.depth, per_level, DEEP_STACK);
 
-    clove_config cfg = {4, 1, DEEP_STACK};
+    clove_config cfg = {.threads = 4, .heartbeat_us = 1, .stack_size = DEEP_STACK};
     clove_pool *p = NULL;
     ASSERT_OK(clove_pool_create(&p, &cfg));
     size_t rounds = scaled(20, 4);

@@ -115,7 +115,7 @@ void sleep_us(unsigned long us)
 
 clove_pool *make_pool(unsigned threads, unsigned heartbeat_us)
 {
-    clove_config cfg = {threads, heartbeat_us, 0};
+    clove_config cfg = {.threads = threads, .heartbeat_us = heartbeat_us};
     clove_pool *p = NULL;
     ASSERT_OK(clove_pool_create(&p, &cfg));
     ASSERT(p != NULL);

@@ -1,0 +1,229 @@
+/*
+ * test_options.c - pool options: thread names, start/exit hooks, pinning
+ * and the CLOVE_THREADS environment variable.
+ */
+#include "test.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The comm (thread name) of every thread of the process, concatenated
+ * with '|' separators. */
+static void all_names(char *out, size_t cap)
+{
+    pid_t tids[MAX_TIDS];
+    size_t n = list_tids(tids, MAX_TIDS);
+    out[0] = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < n && i < MAX_TIDS; i++) {
+        char path[64], name[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tids[i]);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue; /* gone meanwhile */
+        if (fgets(name, sizeof name, f)) {
+            name[strcspn(name, "\n")] = 0;
+            at += (size_t)snprintf(out + at, at < cap ? cap - at : 0, "|%s", name);
+        }
+        fclose(f);
+    }
+    if (at < cap)
+        snprintf(out + at, cap - at, "|");
+}
+
+void test_options_thread_names(void)
+{
+    clove_pool *p = make_pool(4, 100);
+    char names[MAX_TIDS * 20];
+    /* Each thread names itself as it starts: give them a moment. */
+    for (int i = 0; i < 5000; i++) {
+        all_names(names, sizeof names);
+        if (strstr(names, "|clove-1|") && strstr(names, "|clove-2|") &&
+            strstr(names, "|clove-3|") && strstr(names, "|clove-hb|"))
+            break;
+        sleep_us(1000);
+    }
+    test_log("threads: %s\n", names);
+    ASSERT_CONTAINS(names, "|clove-1|");
+    ASSERT_CONTAINS(names, "|clove-2|");
+    ASSERT_CONTAINS(names, "|clove-3|");
+    ASSERT_CONTAINS(names, "|clove-hb|");
+    ASSERT(strstr(names, "|clove-4|") == NULL);
+    clove_pool_destroy(p);
+}
+
+/* ------------------------------------------------------------------------ */
+
+#define HOOK_MAX 64
+struct hooks {
+    _Atomic uint32_t started[HOOK_MAX], exited[HOOK_MAX];
+    _Atomic uint32_t bad_index;
+    _Atomic uint32_t job_before_start; /* a job ran on a worker whose hook had not */
+    _Atomic uint32_t pinned_cpu[HOOK_MAX]; /* CPU + 1 if pinned to exactly one */
+    int pin_check;
+};
+
+static _Thread_local unsigned hook_tls = ~0u; /* what the start hook set up */
+
+static void on_start(unsigned index, void *arg)
+{
+    struct hooks *h = arg;
+    if (index == 0 || index >= HOOK_MAX) {
+        atomic_fetch_add(&h->bad_index, 1);
+        return;
+    }
+    hook_tls = index;
+    if (h->pin_check) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        if (pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0 && CPU_COUNT(&set) == 1)
+            for (int c = 0; c < CPU_SETSIZE; c++)
+                if (CPU_ISSET(c, &set))
+                    atomic_store(&h->pinned_cpu[index], (uint32_t)c + 1);
+    }
+    atomic_fetch_add(&h->started[index], 1);
+}
+
+static void on_exit_hook(unsigned index, void *arg)
+{
+    struct hooks *h = arg;
+    if (index == 0 || index >= HOOK_MAX || hook_tls != index) {
+        atomic_fetch_add(&h->bad_index, 1);
+        return;
+    }
+    atomic_fetch_add(&h->exited[index], 1);
+}
+
+static void hook_body(clove_task *t, size_t lo, size_t hi, void *arg)
+{
+    struct hooks *h = arg;
+    unsigned w = clove_worker_index(t);
+    /* On a pool thread the start hook ran first, on this very thread. */
+    if (w != 0 && (hook_tls != w || atomic_load(&h->started[w]) != 1))
+        atomic_fetch_add(&h->job_before_start, 1);
+    uint64_t x = lo;
+    for (size_t i = lo; i < hi; i++)
+        for (int k = 0; k < 40; k++)
+            x = mix64(x + (uint64_t)k);
+    if (x == 7)
+        atomic_fetch_add(&h->bad_index, 1000);
+}
+
+static void hook_run(clove_task *t, void *arg)
+{
+    clove_for(t, 0, scaled(300000, 30000), hook_body, arg);
+}
+
+void test_options_hooks(void)
+{
+    static const unsigned counts[] = {1, 2, 5, 33};
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+        unsigned n = counts[k];
+        struct hooks *h = calloc(1, sizeof *h);
+        ASSERT(h != NULL);
+        clove_config cfg = {.threads = n, .heartbeat_us = 1, .on_thread_start = on_start,
+                            .on_thread_exit = on_exit_hook, .hook_arg = h};
+        clove_pool *p = NULL;
+        ASSERT_OK(clove_pool_create(&p, &cfg));
+        ASSERT_OK(clove_pool_run(p, hook_run, h));
+        clove_pool_destroy(p);
+        ASSERT_EQ_U(atomic_load(&h->bad_index), 0);
+        ASSERT_EQ_U(atomic_load(&h->job_before_start), 0);
+        for (unsigned i = 0; i < HOOK_MAX; i++) {
+            unsigned want = i >= 1 && i < n ? 1 : 0;
+            ASSERT_MSG(atomic_load(&h->started[i]) == want && atomic_load(&h->exited[i]) == want,
+                       "threads=%u worker %u: started %u, exited %u times", n, i,
+                       atomic_load(&h->started[i]), atomic_load(&h->exited[i]));
+        }
+        free(h);
+    }
+}
+
+void test_options_pinning(void)
+{
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    ASSERT_OK(pthread_getaffinity_np(pthread_self(), sizeof mine, &mine));
+    int m = CPU_COUNT(&mine);
+    int cpus[CPU_SETSIZE], nc = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &mine))
+            cpus[nc++] = c;
+    ASSERT_EQ_I(nc, m);
+    unsigned n = (unsigned)m + 3; /* wraps around the mask */
+    if (n > HOOK_MAX)
+        n = HOOK_MAX;
+    struct hooks *h = calloc(1, sizeof *h);
+    ASSERT(h != NULL);
+    h->pin_check = 1;
+    clove_config cfg = {.threads = n, .heartbeat_us = 1, .flags = CLOVE_PIN_WORKERS,
+                        .on_thread_start = on_start, .on_thread_exit = on_exit_hook,
+                        .hook_arg = h};
+    clove_pool *p = NULL;
+    ASSERT_OK(clove_pool_create(&p, &cfg));
+    ASSERT_OK(clove_pool_run(p, hook_run, h));
+    clove_pool_destroy(p);
+    for (unsigned i = 1; i < n; i++) {
+        uint32_t got = atomic_load(&h->pinned_cpu[i]);
+        ASSERT_MSG(got == (uint32_t)cpus[i % (unsigned)m] + 1,
+                   "worker %u pinned to %d, expected CPU %d", i, (int)got - 1,
+                   cpus[i % (unsigned)m]);
+    }
+    /* The calling thread is not pinned. */
+    cpu_set_t after;
+    ASSERT_OK(pthread_getaffinity_np(pthread_self(), sizeof after, &after));
+    ASSERT(CPU_EQUAL(&after, &mine));
+    /* Without the flag nobody is pinned (when there is more than one CPU). */
+    memset(h, 0, sizeof *h);
+    h->pin_check = 1;
+    cfg.flags = 0;
+    ASSERT_OK(clove_pool_create(&p, &cfg));
+    ASSERT_OK(clove_pool_run(p, hook_run, h));
+    clove_pool_destroy(p);
+    if (m > 1)
+        for (unsigned i = 1; i < n; i++)
+            ASSERT_EQ_U(atomic_load(&h->pinned_cpu[i]), 0);
+    free(h);
+}
+
+void test_options_env_threads(void)
+{
+    clove_pool *p = NULL;
+    ASSERT_OK(setenv("CLOVE_THREADS", "3", 1));
+    clove_config dflt = {0};
+    ASSERT_OK(clove_pool_create(&p, &dflt));
+    ASSERT_EQ_U(clove_pool_threads(p), 3);
+    clove_pool_destroy(p);
+    ASSERT_OK(clove_pool_create(&p, NULL));
+    ASSERT_EQ_U(clove_pool_threads(p), 3);
+    clove_pool_destroy(p);
+    /* An explicit count wins over the environment. */
+    clove_config two = {.threads = 2};
+    ASSERT_OK(clove_pool_create(&p, &two));
+    ASSERT_EQ_U(clove_pool_threads(p), 2);
+    clove_pool_destroy(p);
+    static const char *bad[] = {"", "0", "-1", "abc", "3x", " 3", "4097", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ASSERT_OK(setenv("CLOVE_THREADS", bad[i], 1));
+        clove_pool *q = NULL;
+        int rc = clove_pool_create(&q, NULL);
+        ASSERT_MSG(rc == EINVAL, "CLOVE_THREADS=\"%s\": create returned %d", bad[i], rc);
+        ASSERT_EQ_P(q, NULL);
+        ASSERT_OK(clove_pool_create(&q, &two)); /* ignored when threads is given */
+        clove_pool_destroy(q);
+    }
+    ASSERT_OK(setenv("CLOVE_THREADS", "40", 1));
+    clove_config one_hb = {0};
+    ASSERT_OK(clove_pool_create(&p, &one_hb));
+    ASSERT_EQ_U(clove_pool_threads(p), 40);
+    clove_pool_destroy(p);
+    ASSERT_OK(unsetenv("CLOVE_THREADS"));
+    /* Unknown flag bits. */
+    clove_config flags = {.threads = 2, .flags = 2};
+    clove_pool *q = NULL;
+    ASSERT_EQ_I(clove_pool_create(&q, &flags), EINVAL);
+    ASSERT_EQ_P(q, NULL);
+}
