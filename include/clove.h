@@ -116,6 +116,7 @@ extern "C" {
 typedef struct clove_pool clove_pool;     /* opaque */
 typedef struct clove_task clove_task;     /* per-worker context, passed down */
 typedef struct clove_future clove_future; /* lives in the forking stack frame */
+struct clove__slot;                       /* private: per-worker counters */
 typedef void clove_fn(clove_task *t, void *arg);
 typedef void clove_range_fn(clove_task *t, size_t lo, size_t hi, void *ctx);
 
@@ -142,6 +143,10 @@ typedef struct clove_config {
     void (*on_thread_start)(unsigned index, void *hook_arg);
     void (*on_thread_exit)(unsigned index, void *hook_arg);
     void *hook_arg;
+    /* Write a Chrome trace-event JSON timeline of the pool to this file when
+     * it is destroyed (Perfetto, chrome://tracing). NULL = the CLOVE_TRACE
+     * environment variable if set, else no trace. See docs/api.md. */
+    const char *trace_path;
 } clove_config;
 
 /* config.flags: pin worker i (i = 1 .. threads-1) to the (i mod m)-th CPU
@@ -173,6 +178,31 @@ CLOVE_API int clove_pool_run(clove_pool *pool, clove_fn *fn, void *arg);
 /* Workers of the pool including the calling thread (config.threads after
  * defaults were applied). */
 CLOVE_API unsigned clove_pool_threads(const clove_pool *pool);
+
+/* Counters of what the scheduler did, since the pool was created. Only the
+ * cold paths count (a heartbeat answered, a share, a shared job run, a
+ * sleep, a join that waits): the fork/join fast path is untouched. */
+typedef struct clove_stats {
+    uint64_t heartbeats; /* heartbeat flags answered (clove_tick slow path) */
+    uint64_t shared;     /* jobs handed to other workers at a heartbeat */
+    uint64_t reclaimed;  /* of those, taken back untouched by their joins */
+    uint64_t ran;        /* shared jobs run, for the worker that forked them */
+    uint64_t sleeps;     /* times the worker went to sleep, idle */
+    uint64_t sleep_ns;   /* time asleep */
+    uint64_t waits;      /* joins that waited for a job running elsewhere */
+    uint64_t wait_ns;    /* time in those joins (helping and sleeping included) */
+} clove_stats;
+
+/* Snapshot of the pool's counters: *total (if not NULL) sums every task
+ * that ever ran on the pool; per_worker[i] (if not NULL) gets those of
+ * worker index i for i < min(n, threads) (see clove_worker_index; index 0
+ * accumulates every thread that entered clove_pool_run with index 0).
+ * Threads that entered with an index >= threads count in the total only.
+ * May be called at any time, from any thread, also during runs: each
+ * counter is read atomically, not all of them at one instant.
+ * Returns 0, or EINVAL (pool NULL, or both outputs NULL). */
+CLOVE_API int clove_pool_stats(const clove_pool *pool, clove_stats *total,
+                               clove_stats *per_worker, size_t n);
 
 /* Parallel loop: body(t, lo, hi, ctx) is called on disjoint ranges that
  * cover [begin, end) exactly once, in no particular order across workers
@@ -319,6 +349,7 @@ struct clove_task {
     uint32_t idle;                     /* 1 while in the idle list */
     uint32_t nshared;                  /* owner only: shared, not yet joined */
     uint32_t index;                    /* constant: clove_worker_index() */
+    struct clove__slot *slot;          /* owner only: counters and trace */
 };
 
 static inline unsigned clove_worker_index(const clove_task *t)

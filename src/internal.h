@@ -70,6 +70,40 @@
 #define CLOVE__SEQ_SHIFT 20
 #define CLOVE__SEQ_MASK (UINTPTR_MAX >> CLOVE__SEQ_SHIFT)
 
+/* Scheduler counters of one worker index (clove_pool_stats). Each slot
+ * has one writer at a time: the task that has that index (worker indices
+ * are unique among live tasks, and a slot passes from one external thread
+ * to the next through the pool lock). The writer updates with relaxed
+ * load + store, readers load relaxed: no read-modify-write anywhere. */
+enum {
+    CLOVE__ST_HEARTBEATS,
+    CLOVE__ST_SHARED,
+    CLOVE__ST_RECLAIMED,
+    CLOVE__ST_RAN,
+    CLOVE__ST_SLEEPS,
+    CLOVE__ST_SLEEP_NS,
+    CLOVE__ST_WAITS,
+    CLOVE__ST_WAIT_NS,
+    CLOVE__NSTATS
+};
+
+/* Trace: a ring of the last `cap` events of one slot (see stats.c). */
+enum { CLOVE__EV_JOB, CLOVE__EV_WAIT, CLOVE__EV_SLEEP, CLOVE__EV_BEAT, CLOVE__EV_SHARE };
+struct clove__event {
+    uint64_t t0, t1; /* CLOCK_MONOTONIC ns; t1 == t0 for instants */
+    uint32_t kind;
+};
+struct clove__trace {
+    size_t cap;
+    uint64_t n; /* events ever recorded; the last min(n, cap) are kept */
+    struct clove__event ev[];
+};
+
+struct clove__slot {
+    _Alignas(CLOVE__CACHE_LINE) _Atomic uint64_t c[CLOVE__NSTATS];
+    struct clove__trace *trace; /* NULL when not tracing */
+};
+
 /* One shared job in the ring. */
 struct clove__entry {
     clove_future *job;
@@ -85,6 +119,9 @@ struct clove_pool {
     clove_task *workers;    /* [nworkers] tasks of the pool-owned threads */
     pthread_t *threads;     /* [nworkers] */
     pthread_t hb_thread;    /* valid when nworkers > 0 */
+    struct clove__slot *slots; /* [nthreads], by worker index */
+    char *trace_path;          /* NULL when not tracing */
+    uint64_t t_origin;         /* trace time 0 (ns) */
     unsigned flags;         /* config.flags */
     void (*on_start)(unsigned, void *); /* config.on_thread_start */
     void (*on_exit)(unsigned, void *);  /* config.on_thread_exit */
@@ -105,6 +142,8 @@ struct clove_pool {
     uint64_t ring_tail;        /* next slot to fill; tail - head <= ring_cap */
     clove_task *idle_first;    /* idle list, most recently idle first */
     clove_task *registered;    /* external tasks inside clove_pool_run */
+    uint64_t overflow[CLOVE__NSTATS]; /* counters of finished external tasks
+                                       * whose index was >= nthreads */
 
     /* Tasks in the idle list. Written under the lock (seq_cst: half of the
      * heartbeat thread's sleep handshake, see hb_sleep in pool.c), read
@@ -133,6 +172,20 @@ void clove__unlock(clove_pool *p);
 static inline void *clove__malloc(size_t size)
 {
     return clove__fault_hit(CLOVE__FAULT_ALLOC) ? NULL : malloc(size);
+}
+
+/* stats.c */
+uint64_t clove__now_ns(void);
+int clove__stats_init(clove_pool *p, const char *trace_path);
+/* Frees the counters and trace buffers; writes the trace first if write. */
+void clove__stats_fini(clove_pool *p, bool write);
+void clove__trace_write(struct clove__trace *tr, uint32_t kind, uint64_t t0, uint64_t t1);
+
+static inline void clove__count(clove_task *t, int which, uint64_t v)
+{
+    _Atomic uint64_t *c = &t->slot->c[which];
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+                          memory_order_relaxed);
 }
 
 /* share.c */

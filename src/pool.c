@@ -318,6 +318,7 @@ static void stop_threads(clove_pool *p, unsigned started, bool hb_started)
 
 static void free_pool(clove_pool *p)
 {
+    clove__stats_fini(p, false);
     free(p->ring);
     free(p->threads);
     free(p->workers);
@@ -372,6 +373,12 @@ int clove_pool_create(clove_pool **out, const clove_config *config)
         CPU_ZERO(&p->cpus);
 #endif
     if (clove__fault_hit(CLOVE__FAULT_SYNC) || pthread_mutex_init(&p->lock, NULL) != 0) {
+        free(p);
+        return ENOMEM;
+    }
+    const char *trace = config->trace_path ? config->trace_path : getenv("CLOVE_TRACE");
+    if (clove__stats_init(p, trace) != 0) {
+        pthread_mutex_destroy(&p->lock);
         free(p);
         return ENOMEM;
     }
@@ -444,6 +451,7 @@ void clove_pool_destroy(clove_pool *p)
     if (p->nworkers > 0)
         stop_threads(p, p->nworkers, true);
     pthread_mutex_destroy(&p->lock);
+    clove__stats_fini(p, true);
     free_pool(p);
 }
 
@@ -490,8 +498,15 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
     }
 
     clove_task t;
+    struct clove__slot own; /* counters when the index is >= nthreads */
     clove__lock(p);
     clove__task_init(&t, p, external_index_locked(p));
+    if (t.slot == NULL) {
+        for (int k = 0; k < CLOVE__NSTATS; k++)
+            atomic_init(&own.c[k], 0);
+        own.trace = NULL;
+        t.slot = &own;
+    }
     t.reg_next = p->registered;
     if (p->registered)
         p->registered->reg_prev = &t;
@@ -509,6 +524,9 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
     if (p->nworkers > 0)
         run_leave(p);
     clove__lock(p);
+    if (t.slot == &own)
+        for (int k = 0; k < CLOVE__NSTATS; k++)
+            p->overflow[k] += atomic_load_explicit(&own.c[k], memory_order_relaxed);
     if (t.reg_prev)
         t.reg_prev->reg_next = t.reg_next;
     else

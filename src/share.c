@@ -39,6 +39,9 @@ void clove__task_init(clove_task *t, clove_pool *p, uint32_t index)
     t->idle = 0;
     t->nshared = 0;
     t->index = index;
+    /* Threads entering clove_pool_run with an index >= nthreads get a
+     * slot of their own from clove_pool_run. */
+    t->slot = index < p->nthreads ? &p->slots[index] : NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -87,6 +90,7 @@ void clove__idle_remove_locked(clove_task *t)
 void clove__sleep_locked(clove_task *t)
 {
     clove_pool *p = t->pool;
+    uint64_t t0 = clove__now_ns();
     idle_push_locked(p, t);
     clove__unlock(p);
     /* A task going idle is what makes heartbeats useful again. */
@@ -95,6 +99,11 @@ void clove__sleep_locked(clove_task *t)
     /* Pairs with the release store in clove__idle_remove_locked. */
     while (atomic_load_explicit(&t->sleep, memory_order_acquire) == 0)
         clove__wait(&t->sleep, 0, 0);
+    uint64_t t1 = clove__now_ns();
+    clove__count(t, CLOVE__ST_SLEEPS, 1);
+    clove__count(t, CLOVE__ST_SLEEP_NS, t1 - t0);
+    if (CLOVE__UNLIKELY(t->slot->trace != NULL))
+        clove__trace_write(t->slot->trace, CLOVE__EV_SLEEP, t0, t1);
     clove__lock(p);
 }
 
@@ -159,9 +168,15 @@ CLOVE__COLD void clove__heartbeat_slow(clove_task *t)
 {
     atomic_store_explicit(&t->heartbeat, 0, memory_order_relaxed);
     clove_pool *p = t->pool;
+    clove__count(t, CLOVE__ST_HEARTBEATS, 1);
     if (t->tail == &t->head ||
-        atomic_load_explicit(&p->idle_count, memory_order_relaxed) == 0)
+        atomic_load_explicit(&p->idle_count, memory_order_relaxed) == 0) {
+        if (CLOVE__UNLIKELY(t->slot->trace != NULL)) {
+            uint64_t now = clove__now_ns();
+            clove__trace_write(t->slot->trace, CLOVE__EV_BEAT, now, now);
+        }
         return;
+    }
 
     clove_task *wake = NULL;
     clove__lock(p);
@@ -183,8 +198,14 @@ CLOVE__COLD void clove__heartbeat_slow(clove_task *t)
         clove__idle_remove_locked(wake);
     }
     clove__unlock(p);
-    if (wake)
+    if (wake) {
         clove__wake_one(&wake->sleep);
+        clove__count(t, CLOVE__ST_SHARED, 1);
+    }
+    if (CLOVE__UNLIKELY(t->slot->trace != NULL)) {
+        uint64_t now = clove__now_ns();
+        clove__trace_write(t->slot->trace, wake ? CLOVE__EV_SHARE : CLOVE__EV_BEAT, now, now);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -207,7 +228,12 @@ bool clove__run_one_locked(clove_task *t)
 
     clove_future *saved_tail = t->tail;
     uint32_t saved_nshared = t->nshared;
+    struct clove__trace *tr = t->slot->trace;
+    uint64_t t0 = tr ? clove__now_ns() : 0;
     fn(t, arg);
+    if (CLOVE__UNLIKELY(tr != NULL))
+        clove__trace_write(tr, CLOVE__EV_JOB, t0, clove__now_ns());
+    clove__count(t, CLOVE__ST_RAN, 1);
     if (t->tail != saved_tail || t->nshared != saved_nshared)
         clove__misuse("shared job", "the job returned with a clove_fork that was never joined");
 
@@ -255,6 +281,7 @@ CLOVE__COLD bool clove__join_slow(clove_task *t, clove_future *f)
         p->ring[slot].job = NULL;
         ring_trim(p);
         clove__unlock(p);
+        clove__count(t, CLOVE__ST_RECLAIMED, 1);
         /* Mark it joined in every build (one store on a cold path) so a
          * second join is named as such whatever CLOVE_DEBUG the caller or
          * the library was built with. */
@@ -265,6 +292,7 @@ CLOVE__COLD bool clove__join_slow(clove_task *t, clove_future *f)
     /* Taken: help with other shared jobs while it runs, sleep when there
      * are none; the taker wakes us when it is done. */
     bool woken = false;
+    uint64_t t0 = clove__now_ns();
     while ((f->u.state & CLOVE__TAG_MASK) != CLOVE__TAG_DONE) {
         if (clove__run_one_locked(t)) {
             woken = false;
@@ -287,6 +315,11 @@ CLOVE__COLD bool clove__join_slow(clove_task *t, clove_future *f)
     clove__unlock(p);
     if (relay)
         clove__wake_one(&relay->sleep);
+    uint64_t t1 = clove__now_ns();
+    clove__count(t, CLOVE__ST_WAITS, 1);
+    clove__count(t, CLOVE__ST_WAIT_NS, t1 - t0);
+    if (CLOVE__UNLIKELY(t->slot->trace != NULL))
+        clove__trace_write(t->slot->trace, CLOVE__EV_WAIT, t0, t1);
     f->u.state = CLOVE__STATE_JOINED; /* see the reclaim path above */
     return true;
 }

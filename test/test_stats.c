@@ -1,0 +1,333 @@
+/*
+ * test_stats.c - clove_pool_stats and the trace timeline: the counters
+ * agree with each other (every shared job is run or reclaimed) and with
+ * the trace, the trace is well-formed JSON whose spans nest properly on
+ * every track, and tracing to a bad path fails softly.
+ */
+#include "test.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* An irregular loop that keeps workers busy and waiting: shares happen. */
+struct busy_ctx {
+    _Atomic uint64_t sum;
+};
+
+static void busy_body(clove_task *t, size_t lo, size_t hi, void *arg)
+{
+    struct busy_ctx *c = arg;
+    uint64_t x = 0;
+    for (size_t i = lo; i < hi; i++) {
+        unsigned n = i % 613 == 0 ? 4000u : 30u;
+        uint64_t v = i;
+        for (unsigned k = 0; k < n; k++)
+            v = mix64(v + k);
+        x += v;
+        if (i % 4096 == 0)
+            clove_tick(t);
+    }
+    atomic_fetch_add_explicit(&c->sum, x, memory_order_relaxed);
+}
+
+static void busy_run(clove_task *t, void *arg)
+{
+    clove_for(t, 0, scaled(400000, 40000), busy_body, arg);
+}
+
+static void check_consistent(const clove_stats *s)
+{
+    ASSERT_EQ_U(s->shared, s->ran + s->reclaimed);
+    ASSERT_LE_U(s->waits, s->shared);
+}
+
+static void sum_into(clove_stats *a, const clove_stats *b)
+{
+    a->heartbeats += b->heartbeats;
+    a->shared += b->shared;
+    a->reclaimed += b->reclaimed;
+    a->ran += b->ran;
+    a->sleeps += b->sleeps;
+    a->sleep_ns += b->sleep_ns;
+    a->waits += b->waits;
+    a->wait_ns += b->wait_ns;
+}
+
+void test_stats_counts(void)
+{
+    clove_stats tot, per[40];
+    /* One thread: nothing to share, nobody to sleep. */
+    clove_pool *p = make_pool(1, 1);
+    struct busy_ctx c = {0};
+    ASSERT_OK(clove_pool_run(p, busy_run, &c));
+    ASSERT_OK(clove_pool_stats(p, &tot, per, 40));
+    ASSERT_EQ_U(tot.heartbeats, 0);
+    ASSERT_EQ_U(tot.shared, 0);
+    ASSERT_EQ_U(tot.sleeps, 0);
+    clove_pool_destroy(p);
+
+    static const unsigned counts[] = {2, 4, 33};
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+        unsigned n = counts[k];
+        p = make_pool(n, 1);
+        for (int r = 0; r < 3; r++)
+            ASSERT_OK(clove_pool_run(p, busy_run, &c));
+        memset(per, 0xff, sizeof per);
+        ASSERT_OK(clove_pool_stats(p, &tot, per, 40));
+        check_consistent(&tot);
+        test_log("threads=%u: heartbeats %ju shared %ju reclaimed %ju ran %ju sleeps %ju "
+                 "(%.1f ms) waits %ju (%.1f ms)\n", n, (uintmax_t)tot.heartbeats,
+                 (uintmax_t)tot.shared, (uintmax_t)tot.reclaimed, (uintmax_t)tot.ran,
+                 (uintmax_t)tot.sleeps, (double)tot.sleep_ns / 1e6, (uintmax_t)tot.waits,
+                 (double)tot.wait_ns / 1e6);
+        ASSERT_GE_U(tot.heartbeats, 1);
+        ASSERT_GE_U(tot.shared, 1);
+        ASSERT_GE_U(tot.ran, 1);
+        /* Per-worker figures add up to the total (one caller, no overflow). */
+        clove_stats sum = {0};
+        for (unsigned i = 0; i < n; i++)
+            sum_into(&sum, &per[i]);
+        ASSERT(memcmp(&sum, &tot, sizeof sum) == 0);
+        ASSERT_EQ_U(per[n].heartbeats, UINT64_MAX); /* not written past threads */
+        /* Only the forking side shares, only others run: the caller
+         * (index 0) shared and workers ran. */
+        ASSERT_GE_U(per[0].shared, 1);
+        clove_stats only0;
+        ASSERT_OK(clove_pool_stats(p, NULL, &only0, 1));
+        ASSERT_EQ_U(only0.shared, per[0].shared);
+        clove_pool_destroy(p);
+    }
+    ASSERT_EQ_I(clove_pool_stats(NULL, &tot, NULL, 0), EINVAL);
+    p = make_pool(2, 1);
+    ASSERT_EQ_I(clove_pool_stats(p, NULL, NULL, 0), EINVAL);
+    clove_pool_destroy(p);
+}
+
+/* Threads entering at once: indices >= threads count in the total. */
+struct ext_arg {
+    clove_pool *p;
+    pthread_barrier_t *bar;
+    struct busy_ctx c;
+};
+
+static void ext_run(clove_task *t, void *arg)
+{
+    struct ext_arg *e = arg;
+    pthread_barrier_wait(e->bar);
+    busy_run(t, &e->c);
+}
+
+static void *ext_main(void *arg)
+{
+    struct ext_arg *e = arg;
+    ASSERT_OK(clove_pool_run(e->p, ext_run, e));
+    return NULL;
+}
+
+void test_stats_external_threads(void)
+{
+    enum { EXT = 4 };
+    clove_pool *p = make_pool(2, 1);
+    pthread_barrier_t bar;
+    ASSERT_OK(pthread_barrier_init(&bar, NULL, EXT));
+    pthread_t th[EXT];
+    struct ext_arg e[EXT];
+    for (int i = 0; i < EXT; i++) {
+        e[i] = (struct ext_arg){p, &bar, {0}};
+        ASSERT_OK(pthread_create(&th[i], NULL, ext_main, &e[i]));
+    }
+    for (int i = 0; i < EXT; i++)
+        ASSERT_OK(pthread_join(th[i], NULL));
+    pthread_barrier_destroy(&bar);
+    clove_stats tot, per[2];
+    ASSERT_OK(clove_pool_stats(p, &tot, per, 2));
+    check_consistent(&tot);
+    clove_stats sum = {0};
+    sum_into(&sum, &per[0]);
+    sum_into(&sum, &per[1]);
+    /* The overflow threads' heartbeats are in the total only. */
+    ASSERT_GE_U(tot.heartbeats, sum.heartbeats);
+    test_log("external: total heartbeats %ju, indices 0-1: %ju\n", (uintmax_t)tot.heartbeats,
+             (uintmax_t)sum.heartbeats);
+    clove_pool_destroy(p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Trace                                                                    */
+/* ------------------------------------------------------------------------ */
+
+struct span {
+    double ts, dur;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->dur > y->dur ? -1 : x->dur < y->dur; /* outer first */
+}
+
+struct trace_counts {
+    uint64_t jobs[64], waits[64], beats[64], shares[64], sleeps[64];
+    unsigned tracks;
+};
+
+/* Parses the trace written by the library (one event per line) and checks
+ * it; returns the counts per track. */
+static void parse_trace(const char *path, unsigned nthreads, struct trace_counts *tc)
+{
+    FILE *f = fopen(path, "r");
+    ASSERT_MSG(f != NULL, "no trace file %s", path);
+    memset(tc, 0, sizeof *tc);
+    size_t cap = 1 << 16, nspans[64] = {0};
+    struct span *spans[64];
+    for (unsigned i = 0; i < 64; i++)
+        spans[i] = NULL;
+    char line[512];
+    ASSERT(fgets(line, sizeof line, f) != NULL);
+    ASSERT_CONTAINS(line, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+    unsigned lines = 0;
+    bool closed = false;
+    while (fgets(line, sizeof line, f)) {
+        lines++;
+        if (strcmp(line, "]}\n") == 0) {
+            closed = true;
+            continue;
+        }
+        ASSERT_MSG(!closed, "text after the end: %s", line);
+        char name[32];
+        unsigned tid;
+        double ts, dur;
+        if (strstr(line, "\"ph\":\"M\"")) {
+            ASSERT_MSG(strstr(line, "\"name\":\"thread_name\"") ||
+                       strstr(line, "\"name\":\"process_name\""), "bad metadata: %s", line);
+            if (strstr(line, "thread_name")) {
+                tc->tracks++;
+                ASSERT_CONTAINS(line, "\"dropped\":0}");
+            }
+            continue;
+        }
+        if (sscanf(line, "{\"name\":\"%31[a-z]\",\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":%lf,"
+                         "\"dur\":%lf}", name, &tid, &ts, &dur) == 4) {
+            ASSERT_LT_U(tid, nthreads);
+            ASSERT_MSG(dur >= 0 && ts >= 0, "negative time: %s", line);
+            if (!strcmp(name, "job"))
+                tc->jobs[tid]++;
+            else if (!strcmp(name, "wait"))
+                tc->waits[tid]++;
+            else if (!strcmp(name, "sleep"))
+                tc->sleeps[tid]++;
+            else
+                ASSERT_MSG(0, "unknown span %s", line);
+            if (spans[tid] == NULL) {
+                spans[tid] = malloc(cap * sizeof *spans[tid]);
+                ASSERT(spans[tid] != NULL);
+            }
+            ASSERT_LT_U(nspans[tid], cap);
+            spans[tid][nspans[tid]++] = (struct span){ts, dur};
+        } else if (sscanf(line, "{\"name\":\"%31[a-z]\",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,"
+                                "\"tid\":%u,\"ts\":%lf}", name, &tid, &ts) == 3) {
+            ASSERT_LT_U(tid, nthreads);
+            if (!strcmp(name, "heartbeat"))
+                tc->beats[tid]++;
+            else if (!strcmp(name, "share"))
+                tc->shares[tid]++;
+            else
+                ASSERT_MSG(0, "unknown instant %s", line);
+        } else {
+            ASSERT_MSG(0, "unparsable trace line: %s", line);
+        }
+        ASSERT_MSG(line[strlen(line) - 1] == '\n', "line too long");
+    }
+    fclose(f);
+    ASSERT(closed);
+    ASSERT_EQ_U(tc->tracks, nthreads);
+    /* Spans on one track nest: each lies inside the enclosing one or after
+     * it (times are printed to the ns, hence the tolerance). */
+    const double eps = 0.0015;
+    for (unsigned tid = 0; tid < nthreads; tid++) {
+        size_t m = nspans[tid];
+        if (m == 0)
+            continue;
+        qsort(spans[tid], m, sizeof *spans[tid], span_cmp);
+        double stack_end[64];
+        int depth = 0;
+        for (size_t k = 0; k < m; k++) {
+            struct span s = spans[tid][k];
+            while (depth > 0 && s.ts >= stack_end[depth - 1] - eps)
+                depth--;
+            if (depth > 0)
+                ASSERT_MSG(s.ts + s.dur <= stack_end[depth - 1] + eps,
+                           "track %u: span at %.3f+%.3f overlaps its enclosing span ending "
+                           "at %.3f", tid, s.ts, s.dur, stack_end[depth - 1]);
+            ASSERT_LT_U(depth, 64);
+            stack_end[depth++] = s.ts + s.dur;
+        }
+        free(spans[tid]);
+    }
+    (void)lines;
+}
+
+static void temp_path(char *buf, size_t n)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(buf, n, "%s/clove_trace_XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(buf);
+    ASSERT(fd >= 0);
+    close(fd);
+}
+
+void test_trace_timeline(void)
+{
+    char path[256];
+    temp_path(path, sizeof path);
+    unsigned n = 3;
+    clove_config cfg = {.threads = n, .heartbeat_us = 20, .trace_path = path};
+    clove_pool *p = NULL;
+    ASSERT_OK(clove_pool_create(&p, &cfg));
+    struct busy_ctx c = {0};
+    for (int r = 0; r < 2; r++)
+        ASSERT_OK(clove_pool_run(p, busy_run, &c));
+    clove_stats per[3];
+    ASSERT_OK(clove_pool_stats(p, NULL, per, 3));
+    clove_pool_destroy(p);
+    struct trace_counts tc;
+    parse_trace(path, n, &tc);
+    for (unsigned i = 0; i < n; i++) {
+        test_log("track %u: %ju jobs, %ju waits, %ju sleeps, %ju beats, %ju shares\n", i,
+                 (uintmax_t)tc.jobs[i], (uintmax_t)tc.waits[i], (uintmax_t)tc.sleeps[i],
+                 (uintmax_t)tc.beats[i], (uintmax_t)tc.shares[i]);
+        /* Runs were over when the counters were read: jobs, waits and
+         * heartbeats match exactly (sleeps may end later, at destroy). */
+        ASSERT_EQ_U(tc.jobs[i], per[i].ran);
+        ASSERT_EQ_U(tc.waits[i], per[i].waits);
+        ASSERT_EQ_U(tc.shares[i], per[i].shared);
+        ASSERT_EQ_U(tc.beats[i] + tc.shares[i], per[i].heartbeats);
+        ASSERT_GE_U(tc.sleeps[i], per[i].sleeps);
+    }
+    ASSERT_GE_U(tc.shares[0], 1);
+    ASSERT_OK(unlink(path));
+
+    /* The environment variable, and a 1-thread pool. */
+    temp_path(path, sizeof path);
+    ASSERT_OK(setenv("CLOVE_TRACE", path, 1));
+    p = make_pool(1, 1);
+    ASSERT_OK(clove_pool_run(p, busy_run, &c));
+    clove_pool_destroy(p);
+    ASSERT_OK(unsetenv("CLOVE_TRACE"));
+    parse_trace(path, 1, &tc);
+    ASSERT_EQ_U(tc.jobs[0] + tc.beats[0] + tc.sleeps[0], 0);
+    ASSERT_OK(unlink(path));
+
+    /* A path that cannot be written: the pool works, destroy reports it on
+     * stderr and goes on. */
+    clove_config bad = {.threads = 2, .heartbeat_us = 1,
+                        .trace_path = "/nonexistent-dir/clove/trace.json"};
+    ASSERT_OK(clove_pool_create(&p, &bad));
+    ASSERT_OK(clove_pool_run(p, busy_run, &c));
+    clove_pool_destroy(p);
+}
