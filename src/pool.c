@@ -516,7 +516,10 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
         run_enter(p);
 
     clove__set_current(&t);
+    uint64_t t0 = t.slot->trace ? clove__now_ns() : 0;
     fn(&t, arg);
+    if (t.slot->trace)
+        clove__trace_write(t.slot->trace, CLOVE__EV_RUN, t0, clove__now_ns());
     if (t.tail != &t.head || t.nshared != 0)
         clove__misuse("clove_pool_run", "fn returned with a clove_fork that was never joined");
     clove__set_current(outer);

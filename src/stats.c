@@ -13,7 +13,8 @@
  * trace-event JSON, one event per line, when the pool is destroyed:
  *   - a track (tid) per worker index: 0 is the thread(s) in
  *     clove_pool_run with index 0, 1.. the pool's workers;
- *   - complete events ("ph":"X") for "job" (a shared job run for another
+ *   - complete events ("ph":"X") for "run" (a clove_pool_run call, on the
+ *     tracks of the calling threads), "job" (a shared job run for another
  *     worker), "wait" (a join waiting for a job taken elsewhere; jobs it
  *     helped with and its sleeps nest inside) and "sleep" (idle);
  *   - instant events ("ph":"i") "heartbeat" (answered, nothing shared)
@@ -99,6 +100,7 @@ static const char *event_name(uint32_t kind)
     case CLOVE__EV_SLEEP: return "sleep";
     case CLOVE__EV_BEAT: return "heartbeat";
     case CLOVE__EV_SHARE: return "share";
+    case CLOVE__EV_RUN: return "run";
     default: return "?";
     }
 }

@@ -172,7 +172,7 @@ static int span_cmp(const void *a, const void *b)
 }
 
 struct trace_counts {
-    uint64_t jobs[64], waits[64], beats[64], shares[64], sleeps[64];
+    uint64_t jobs[64], waits[64], beats[64], shares[64], sleeps[64], runs[64];
     unsigned tracks;
 };
 
@@ -221,6 +221,8 @@ static void parse_trace(const char *path, unsigned nthreads, struct trace_counts
                 tc->waits[tid]++;
             else if (!strcmp(name, "sleep"))
                 tc->sleeps[tid]++;
+            else if (!strcmp(name, "run"))
+                tc->runs[tid]++;
             else
                 ASSERT_MSG(0, "unknown span %s", line);
             if (spans[tid] == NULL) {
@@ -310,6 +312,8 @@ void test_trace_timeline(void)
         ASSERT_GE_U(tc.sleeps[i], per[i].sleeps);
     }
     ASSERT_GE_U(tc.shares[0], 1);
+    ASSERT_EQ_U(tc.runs[0], 2);
+    ASSERT_EQ_U(tc.runs[1] + tc.runs[2], 0);
     ASSERT_OK(unlink(path));
 
     /* The environment variable, and a 1-thread pool. */
@@ -321,6 +325,7 @@ void test_trace_timeline(void)
     ASSERT_OK(unsetenv("CLOVE_TRACE"));
     parse_trace(path, 1, &tc);
     ASSERT_EQ_U(tc.jobs[0] + tc.beats[0] + tc.sleeps[0], 0);
+    ASSERT_EQ_U(tc.runs[0], 1);
     ASSERT_OK(unlink(path));
 
     /* A path that cannot be written: the pool works, destroy reports it on
