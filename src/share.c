@@ -224,6 +224,14 @@ bool clove__run_one_locked(clove_task *t)
     void *arg = f->arg;
     f->u.state = (f->u.state & ~(CLOVE__TAG_MASK | (CLOVE__SLOT_MASK << CLOVE__SLOT_SHIFT))) |
                  CLOVE__TAG_TAKEN;
+    /* Ramp-up: if other tasks are still idle, raise our own heartbeat
+     * flag, so that the job's first fork shares its oldest queued fork -
+     * the biggest piece of this job - at once instead of a heartbeat
+     * later. Woken workers thus wake others in a cascade, doubling the
+     * busy ones per share rather than per heartbeat (a flag the heartbeat
+     * thread could have set anyway: the protocol is unchanged). */
+    if (p->idle_first != NULL)
+        atomic_store_explicit(&t->heartbeat, 1, memory_order_relaxed);
     clove__unlock(p);
 
     clove_future *saved_tail = t->tail;
