@@ -2,8 +2,9 @@
 # Install what building and testing clove needs on Debian, if missing:
 # a C compiler, CMake and make. Nothing else is required by the library.
 # Optional extras (clang for the warnings build, valgrind for instruction
-# counts, oneTBB for the tree_sum peers) are installed only when asked:
-# scripts/deps.sh clang valgrind tbb
+# counts, oneTBB for the tree_sum peers, Open MPI for examples/mpi, groff
+# and man-db to check docs/clove.3) are installed only when asked:
+# scripts/deps.sh clang valgrind tbb mpi man
 set -euo pipefail
 need=()
 command -v cc >/dev/null 2>&1 || need+=(build-essential)
@@ -14,6 +15,10 @@ for extra in "$@"; do
     clang) command -v clang >/dev/null 2>&1 || need+=(clang) ;;
     valgrind) command -v valgrind >/dev/null 2>&1 || need+=(valgrind) ;;
     tbb) dpkg -s libtbb-dev >/dev/null 2>&1 || need+=(libtbb-dev) ;;
+    mpi) { command -v mpicc && command -v mpirun; } >/dev/null 2>&1 ||
+      need+=(libopenmpi-dev openmpi-bin) ;;
+    man) command -v groff >/dev/null 2>&1 || need+=(groff-base)
+      command -v man >/dev/null 2>&1 || need+=(man-db) ;;
     *) echo "deps.sh: unknown extra '$extra'" >&2; exit 2 ;;
   esac
 done
