@@ -137,6 +137,9 @@ struct counts {
     uint64_t runs;        /* nested clove_pool_run calls (same or other pool) */
     uint64_t ext_threads; /* pthreads entering clove_pool_run */
     uint64_t temp_pools;  /* pools created inside a task */
+    uint64_t scopes;      /* clove_scope_run calls */
+    uint64_t spawns;      /* clove_spawn calls */
+    uint64_t reduces;     /* clove_reduce calls */
 };
 
 struct prog {
@@ -288,6 +291,8 @@ enum kind {
     K_TEMP_POOL,  /* create a pool in the task, run in it, destroy it */
     K_EXT,        /* pthreads entering clove_pool_run on one pool at once */
     K_DENSE,      /* a plain binary fork/join recursion over budget leaves */
+    K_SCOPE,      /* clove_scope_run with spawns, some spawning in turn */
+    K_REDUCE,     /* clove_reduce with an associative, non-commutative combine */
 };
 
 static enum kind node_kind(const struct prog *p, const struct node *n, struct rng *r)
@@ -311,8 +316,10 @@ static enum kind node_kind(const struct prog *p, const struct node *n, struct rn
         return n->plevel < MAX_PLEVEL && n->budget >= 16 ? K_RUN_OTHER : K_RUN_SAME;
     if (x < 50)
         return K_RUN_SAME;
-    if (x < 120)
+    if (x < 90)
         return K_REUSE;
+    if (x < 120)
+        return rng_below(r, 2) ? K_SCOPE : K_REDUCE;
     if (x < 240)
         return n->budget >= 32 ? K_DENSE : K_JOIN2;
     if (x < 440)
@@ -728,6 +735,166 @@ static uint64_t eval_dense(clove_task *t, struct ctx *cx, const struct node *n, 
     return combine(acc, dense_eval(t, cx->p, n->seed, 0, n->budget));
 }
 
+/* ---- K_SCOPE ----
+ * k child jobs (0 to 40). The scope's function spawns the first m of them;
+ * spawned job i also spawns job m + i (when it exists) into its own scope,
+ * so spawns nest. Every job must run exactly once; results are combined in
+ * index order after clove_scope_run returns. */
+#define MAX_SPAWN 40
+struct scope_node {
+    struct job jobs[MAX_SPAWN];
+    unsigned k, m;
+    struct prog *p;
+};
+
+struct spawn_arg {
+    struct scope_node *sn;
+    unsigned i;
+};
+
+static void spawned_fn(clove_task *t, clove_scope *s, void *arg)
+{
+    struct spawn_arg *a = arg;
+    struct scope_node *sn = a->sn;
+    job_fn(t, &sn->jobs[a->i]);
+    unsigned more = sn->m + a->i;
+    if (a->i < sn->m && more < sn->k)
+        clove_spawn(t, s, spawned_fn, a + (more - a->i)); /* args[more] */
+}
+
+static void scope_body(clove_task *t, clove_scope *s, void *arg)
+{
+    struct spawn_arg *args = arg;
+    struct scope_node *sn = args[0].sn;
+    for (unsigned i = 0; i < sn->m; i++)
+        clove_spawn(t, s, spawned_fn, &args[i]);
+}
+
+static uint64_t eval_scope(clove_task *t, struct ctx *cx, const struct node *n, struct rng *r,
+                           uint64_t acc)
+{
+    struct prog *p = cx->p;
+    unsigned k = (unsigned)rng_below(r, MAX_SPAWN + 1);
+    struct scope_node *sn = malloc(sizeof *sn);
+    struct spawn_arg *args = malloc((MAX_SPAWN + 1) * sizeof *args);
+    if (!sn || !args) {
+        fprintf(stderr, "clove_stress: out of memory\n");
+        abort();
+    }
+    uint32_t budgets[MAX_SPAWN + 1];
+    split(p, r, n->budget - 1, k + 1, budgets);
+    sn->k = k;
+    sn->m = (k + 1) / 2;
+    sn->p = p;
+    for (unsigned i = 0; i < k; i++) {
+        job_init(&sn->jobs[i], cx, child_seed(n->seed, 2000 + i), budgets[i], n);
+        args[i] = (struct spawn_arg){sn, i};
+    }
+    args[k] = (struct spawn_arg){sn, k}; /* args[0].sn valid when k == 0 */
+    if (t) {
+        clove_scope_run(t, scope_body, args);
+    } else {
+        p->c.scopes++;
+        p->c.spawns += k;
+        for (unsigned i = 0; i < k; i++)
+            job_fn(NULL, &sn->jobs[i]);
+    }
+    for (unsigned i = 0; i < k; i++)
+        acc = combine(acc, job_result(p, &sn->jobs[i], "spawned job"));
+    acc = combine(acc, k);
+    free(sn);
+    free(args);
+    return acc;
+}
+
+/* ---- K_REDUCE ----
+ * A polynomial hash of the index results, h = h * B + v: associative with
+ * the combine (h_l * B^len_r + h_r), not commutative, so pieces combined
+ * out of order or twice change it. Each index also counts its visits. */
+#define RED_B 0x100000001b3ull
+struct red_acc {
+    uint64_t h, pw, n;
+};
+
+struct red_ctx {
+    struct for_ctx fc; /* reuses for_index and the hit counters */
+    _Atomic uint32_t inits, combines;
+};
+
+static void red_init(void *acc, void *ctx)
+{
+    struct red_ctx *rc = ctx;
+    atomic_fetch_add_explicit(&rc->inits, 1, memory_order_relaxed);
+    *(struct red_acc *)acc = (struct red_acc){0, 1, 0};
+}
+
+static void red_body(clove_task *t, size_t lo, size_t hi, void *acc, void *ctx)
+{
+    struct red_ctx *rc = ctx;
+    struct red_acc *a = acc;
+    for (size_t i = lo; i < hi; i++) {
+        atomic_fetch_add_explicit(&rc->fc.hits[i - rc->fc.begin], 1, memory_order_relaxed);
+        uint64_t v = for_index(t, &rc->fc, i);
+        a->h = a->h * RED_B + v;
+        a->pw *= RED_B;
+        a->n++;
+    }
+}
+
+static void red_combine(void *left, void *right, void *ctx)
+{
+    struct red_ctx *rc = ctx;
+    atomic_fetch_add_explicit(&rc->combines, 1, memory_order_relaxed);
+    struct red_acc *l = left, *rr = right;
+    l->h = l->h * rr->pw + rr->h;
+    l->pw *= rr->pw;
+    l->n += rr->n;
+}
+
+static uint64_t eval_reduce(clove_task *t, struct ctx *cx, const struct node *n,
+                            struct rng *r, uint64_t acc)
+{
+    struct prog *p = cx->p;
+    uint32_t rest = n->budget - 1;
+    size_t count = (size_t)rng_below(r, rest < 2048 ? (uint64_t)rest + 2 : 2049);
+    size_t begin = rng_below(r, 3) == 0 ? SIZE_MAX - count : (size_t)rng_below(r, 100000);
+    struct red_ctx rc = {{cx, n, begin, begin + count, 0, 0, NULL, NULL}, 0, 0};
+    if (count > 0 && rest / count > 0 && rng_below(r, 2) != 0)
+        rc.fc.child_budget = (uint32_t)(rest / count);
+    rc.fc.hits = calloc(count ? count : 1, sizeof *rc.fc.hits);
+    if (!rc.fc.hits) {
+        fprintf(stderr, "clove_stress: out of memory\n");
+        abort();
+    }
+    struct red_acc a = {7, RED_B, 1}; /* a non-identity start value */
+    if (t) {
+        int e = clove_reduce(t, begin, begin + count, &a, sizeof a, red_init, red_body,
+                             red_combine, &rc);
+        if (e != 0)
+            prog_error(p, "clove_reduce returned %d", e);
+    } else {
+        p->c.reduces++;
+        p->c.for_indices += count;
+        if (count > 0)
+            red_body(NULL, begin, begin + count, &a, &rc);
+    }
+    for (size_t k = 0; k < count; k++) {
+        unsigned h = atomic_load_explicit(&rc.fc.hits[k], memory_order_relaxed);
+        if (h != 1) {
+            prog_error(p, "clove_reduce [%zu, %zu): index %zu folded %u times", begin,
+                       begin + count, begin + k, h);
+            break;
+        }
+    }
+    if (atomic_load(&rc.inits) != atomic_load(&rc.combines))
+        prog_error(p, "clove_reduce: %u inits, %u combines", atomic_load(&rc.inits),
+                   atomic_load(&rc.combines));
+    free((void *)rc.fc.hits);
+    acc = combine(acc, a.h);
+    acc = combine(acc, a.pw);
+    return combine(acc, a.n);
+}
+
 static uint64_t eval(clove_task *t, struct ctx *cx, struct node n)
 {
     struct rng r = {mix64(n.seed ^ 0x6a09e667f3bcc909ull)};
@@ -743,6 +910,8 @@ static uint64_t eval(clove_task *t, struct ctx *cx, struct node n)
     case K_FOR: return eval_for(t, cx, &n, &r, acc);
     case K_EXT: return eval_ext(t, cx, &n, &r, acc);
     case K_DENSE: return eval_dense(t, cx, &n, acc);
+    case K_SCOPE: return eval_scope(t, cx, &n, &r, acc);
+    case K_REDUCE: return eval_reduce(t, cx, &n, &r, acc);
     default: return eval_run(t, cx, &n, &r, acc, kind);
     }
 }
@@ -1141,6 +1310,9 @@ static void totals_add(struct totals *t, const struct counts *c)
     t->c.runs += c->runs;
     t->c.ext_threads += c->ext_threads;
     t->c.temp_pools += c->temp_pools;
+    t->c.scopes += c->scopes;
+    t->c.spawns += c->spawns;
+    t->c.reduces += c->reduces;
 }
 
 static uint64_t program_seed(uint64_t master, uint64_t number)
@@ -1172,10 +1344,12 @@ static void print_summary(const char *what, const struct opts *o, const struct t
     printf("clove_stress %s: programs=%" PRIu64 " forkjoins=%" PRIu64 " (fork/join %" PRIu64
            ", join2 %" PRIu64 ") nodes=%" PRIu64 " for=%" PRIu64 " for_indices=%" PRIu64
            " nested_runs=%" PRIu64 " ext_threads=%" PRIu64 " temp_pools=%" PRIu64
+           " scopes=%" PRIu64 " spawns=%" PRIu64 " reduces=%" PRIu64
            " pool_configs=%" PRIu64 " elapsed=%.1fs programs/s=%.0f forkjoins/s=%.3g"
            " build=%s mix=%s seed=%" PRIu64 "\n",
            what, tt->programs, forkjoins(c), c->forks, c->join2, c->nodes, c->fors,
-           c->for_indices, c->runs, c->ext_threads, c->temp_pools, configs, elapsed,
+           c->for_indices, c->runs, c->ext_threads, c->temp_pools, c->scopes, c->spawns,
+           c->reduces, configs, elapsed,
            elapsed > 0 ? (double)tt->programs / elapsed : 0.0,
            elapsed > 0 ? (double)forkjoins(c) / elapsed : 0.0, build_name(),
            dense_permille ? "dense" : "full", o->seed);
