@@ -1,0 +1,108 @@
+/*
+ * fib.c - naive recursive Fibonacci with a fork at every call.
+ *
+ * fib(n) = fib(n-1) + fib(n-2), fib(0) = 0, fib(1) = 1, computed with
+ * 2 fib(n+1) - 1 calls; the time is given per call. The work per call is an
+ * add: this measures nothing but the cost of a fork point.
+ *
+ *   baseline  the plain recursion (gcc -O3 unrolls and inlines it several
+ *             levels deep, which no forking version can do)
+ *   clove     clove_fork(fib(n-2)), fib(n-1) in place, clove_join at every
+ *             call with n >= 2: no cutoff
+ *   omp, tbb  (--peers) an OpenMP task / oneTBB task_group run for fib(n-2)
+ *             at every call with n >= 2: no cutoff either
+ *   omp_cutoff, tbb_cutoff  (--cutoff) the same, but calls with n below the
+ *             cutoff (--cutoff-at, default 20) run the plain recursion
+ *
+ * Usage: fib [-n N]... [-t THREADS]... [--baseline] [--peers] [--cutoff] ...
+ *        (fib --help for all options; they are tree_sum's)
+ */
+#include "rec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+struct fib_arg {
+    unsigned n;
+    uint64_t result;
+};
+
+static uint64_t fib_clove(clove_task *t, unsigned n);
+
+static void fib_job(clove_task *t, void *p)
+{
+    struct fib_arg *a = p;
+    a->result = fib_clove(t, a->n);
+}
+
+static uint64_t fib_clove(clove_task *t, unsigned n)
+{
+    if (n < 2)
+        return n;
+    clove_future f;
+    struct fib_arg b = { n - 2, 0 };
+    clove_fork(t, &f, fib_job, &b);
+    uint64_t a = fib_clove(t, n - 1);
+    if (!clove_join(t, &f))
+        b.result = fib_clove(t, n - 2);
+    return a + b.result;
+}
+
+/* Timed entry points are noinline (as in tree_sum, for callgrind). */
+__attribute__((noinline)) static rec_result run_baseline(uint64_t n)
+{
+    return (rec_result){ rec_fib_seq((unsigned)n), 0 };
+}
+
+__attribute__((noinline)) static rec_result run_clove(clove_pool *pool, uint64_t n)
+{
+    struct fib_arg a = { (unsigned)n, 0 };
+    if (clove_pool_run(pool, fib_job, &a) != 0) {
+        fputs("fib: clove_pool_run failed\n", stderr);
+        exit(2);
+    }
+    return (rec_result){ a.result, 0 };
+}
+
+static void prepare(uint64_t n, rec_result *expect, double *units)
+{
+    *expect = run_baseline(n);
+    /* calls = 2 fib(n+1) - 1; fib(n+1) = fib(n) + fib(n-1) */
+    uint64_t a = 0, b = 1; /* fib(0), fib(1) */
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t c = a + b;
+        a = b;
+        b = c;
+    }
+    if (a != expect->value) { /* the closed loop agrees with the recursion */
+        fprintf(stderr, "fib: WRONG RESULT: fib(%llu) = %llu by iteration\n",
+                (unsigned long long)n, (unsigned long long)a);
+        abort();
+    }
+    *units = 2.0 * (double)b - 1;
+}
+
+int main(int argc, char **argv)
+{
+    static const rec_workload w = {
+        .name = "fib",
+        .title = "naive recursive Fibonacci, a fork at every call (no cutoff)",
+        .unit = "call",
+        .default_n = 40,
+        .quick_n = 20,
+        .min_n = 2,
+        .max_n = 50,
+        .default_cutoff = 20,
+        .stack_size = 0,
+        .prepare = prepare,
+        .baseline = run_baseline,
+        .clove = run_clove,
+#ifdef CLOVE_BENCH_OPENMP
+        .omp = omp_rec_fib,
+#endif
+#ifdef CLOVE_BENCH_TBB
+        .tbb = tbb_rec_fib,
+#endif
+    };
+    return rec_main(&w, argc, argv);
+}

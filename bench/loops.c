@@ -1,0 +1,772 @@
+/*
+ * loops.c - parallel loops: clove_for against the plain sequential loop and
+ * (optionally) OpenMP `parallel for` and oneTBB `parallel_for`.
+ *
+ * Three workloads (bodies in bench/loops.h, shared with the peers so that
+ * every implementation runs the same inlined per-iteration code):
+ *   a  cheap, vectorisable: a[i] = b[i] * 2 + 1 over floats (default 4e7).
+ *      b[i] is the float whose bit pattern is 0x4B800000 + i (2^24 upward,
+ *      all distinct); for |b| >= 2^24, b * 2 + 1 rounds to 2b, so the
+ *      outputs are distinct as well.
+ *   b  uniform, compute-heavy: LOOPS_B_STEPS dependent multiply/xor-shift
+ *      steps per iteration (a few hundred ns), out[i] a bijection of i
+ *      (default 5e5 iterations).
+ *   c  irregular: 4 or 4000 steps per iteration (1000x); heavy iterations
+ *      in runs of 64 (hot blocks chosen by a hash) whose density rises
+ *      linearly along the range, so the upper half holds 3/4 of the heavy
+ *      work; out[i] carries i in its upper half (default 1e6 iterations).
+ *
+ * Implementations (same binary, same flags, -O3):
+ *   plain        the sequential loop (the baseline of every ratio)
+ *   split        the range cut in two halves by hand, the lower half on a
+ *                new pthread, the upper one on the calling thread, both the
+ *                plain loop; pthread_create/join inside the timed region.
+ *                The control: on this 2-core machine a split that does not
+ *                reach ~0.5x (a, b) means the second core was busy
+ *   clove        clove_for over [0, n), body = the same range loop; one
+ *                clove_pool_run per run; a pool per thread count, created
+ *                once (not timed)
+ *   omp-static, omp-dynamic, omp-guided
+ *                OpenMP `parallel for` with that schedule and its default
+ *                chunk (optional peer, --peers)
+ *   tbb          tbb::parallel_for, blocked_range, default partitioner
+ *                (auto_partitioner) (optional peer, --peers)
+ *
+ * Every run's output is compared, element by element, with the sequential
+ * loop's (computed once, untimed); before every run the output is filled
+ * with a poison pattern (untimed), so a skipped element cannot pass. A
+ * wrong element aborts the program. Samples (one run each) are interleaved
+ * across configurations, round by round; the table shows the median, min
+ * and max ns per element and the ratio of the median to the plain loop's.
+ * The targets of tracker issues 3 and 4 are then checked against the
+ * medians and printed as PASS / MISS lines: informational, the exit status
+ * does not depend on them.
+ *
+ * Usage: loops [-w a|b|c]... [-n N] [-t THREADS]... [--peers] [--impl IMPL]...
+ *              [--no-clove] [--no-split] [--reps R] [--min-time S] [--peer-time S] [--peer-reps P]
+ *              [--heartbeat US] [--csv FILE] [--raw FILE] [--quick]
+ */
+#define _GNU_SOURCE
+#include <clove.h>
+
+#include "loops.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void die(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "loops: ");
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    exit(2);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Peers                                                                    */
+/* ------------------------------------------------------------------------ */
+
+#ifndef CLOVE_BENCH_OPENMP_MISSING
+#define CLOVE_BENCH_OPENMP_MISSING "not configured"
+#endif
+#ifndef CLOVE_BENCH_TBB_MISSING
+#define CLOVE_BENCH_TBB_MISSING "not configured"
+#endif
+#ifdef CLOVE_BENCH_OPENMP
+#define OMP_BUILT true
+#else
+#define OMP_BUILT false
+#endif
+#ifdef CLOVE_BENCH_TBB
+#define TBB_BUILT true
+#else
+#define TBB_BUILT false
+#endif
+
+enum impl { IMPL_PLAIN, IMPL_SPLIT, IMPL_CLOVE, IMPL_OMP_STATIC, IMPL_OMP_DYNAMIC, IMPL_OMP_GUIDED,
+            IMPL_TBB, NIMPL };
+static const char *const impl_name[] = { "plain", "split", "clove", "omp-static", "omp-dynamic",
+                                         "omp-guided", "tbb" };
+
+static bool is_omp(enum impl i)
+{
+    return i == IMPL_OMP_STATIC || i == IMPL_OMP_DYNAMIC || i == IMPL_OMP_GUIDED;
+}
+
+static bool is_peer(enum impl i)
+{
+    return is_omp(i) || i == IMPL_TBB;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Workloads                                                                */
+/* ------------------------------------------------------------------------ */
+
+enum { W_A, W_B, W_C, NWORK };
+static const char *const work_name[] = { "a", "b", "c" };
+static const char *const work_desc[] = {
+    "a[i] = b[i]*2 + 1 over floats (cheap, vectorisable)",
+    "200 dependent mul/xor-shift steps per iteration (uniform, compute-heavy)",
+    "4 or 4000 steps per iteration, clustered and skewed (irregular, 1000x)",
+};
+static const unsigned long work_default_n[] = { 40000000ul, 500000ul, 1000000ul };
+static const unsigned long work_quick_n[] = { 100000ul, 2000ul, 20000ul };
+
+struct work {
+    int kind;
+    size_t n;
+    float *a;       /* a: output */
+    float *b;       /* a: input */
+    uint64_t *out;  /* b, c: output */
+    void *ref;      /* the sequential loop's output */
+    size_t bytes;   /* of the output */
+};
+
+static void *alloc_bytes(size_t bytes)
+{
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void *p = aligned_alloc(64, rounded ? rounded : 64);
+    if (!p) die("%s", "out of memory");
+    return p;
+}
+
+static void *output_of(const struct work *w)
+{
+    return w->kind == W_A ? (void *)w->a : (void *)w->out;
+}
+
+/* The plain loops. noinline: one call per run, as for everybody else. */
+__attribute__((noinline)) static void plain_a(float *a, const float *b, size_t n)
+{
+    loops_a_range(a, b, 0, n);
+}
+
+__attribute__((noinline)) static void plain_b(uint64_t *out, size_t n)
+{
+    loops_b_range(out, 0, n);
+}
+
+__attribute__((noinline)) static void plain_c(uint64_t *out, size_t n)
+{
+    loops_c_range(out, n, 0, n);
+}
+
+static void plain_range(const struct work *w, size_t lo, size_t hi)
+{
+    switch (w->kind) {
+    case W_A: loops_a_range(w->a, w->b, lo, hi); break;
+    case W_B: loops_b_range(w->out, lo, hi); break;
+    default: loops_c_range(w->out, w->n, lo, hi); break;
+    }
+}
+
+static void run_plain(const struct work *w)
+{
+    switch (w->kind) {
+    case W_A: plain_a(w->a, w->b, w->n); break;
+    case W_B: plain_b(w->out, w->n); break;
+    default: plain_c(w->out, w->n); break;
+    }
+}
+
+/* split: [0, n/2) on a new pthread, [n/2, n) here. */
+static void *split_lower(void *arg)
+{
+    const struct work *w = arg;
+    plain_range(w, 0, w->n / 2);
+    return NULL;
+}
+
+__attribute__((noinline)) static void run_split(const struct work *w)
+{
+    pthread_t th;
+    int rc = pthread_create(&th, NULL, split_lower, (void *)w);
+    if (rc != 0) die("pthread_create failed: %s", strerror(rc));
+    plain_range(w, w->n / 2, w->n);
+    rc = pthread_join(th, NULL);
+    if (rc != 0) die("pthread_join failed: %s", strerror(rc));
+}
+
+/* clove: the body of clove_for receives [lo, hi) and runs the same range
+ * loop as the plain one. */
+static void body_a(clove_task *t, size_t lo, size_t hi, void *ctx)
+{
+    (void)t;
+    const struct work *w = ctx;
+    loops_a_range(w->a, w->b, lo, hi);
+}
+
+static void body_b(clove_task *t, size_t lo, size_t hi, void *ctx)
+{
+    (void)t;
+    const struct work *w = ctx;
+    loops_b_range(w->out, lo, hi);
+}
+
+static void body_c(clove_task *t, size_t lo, size_t hi, void *ctx)
+{
+    (void)t;
+    const struct work *w = ctx;
+    loops_c_range(w->out, w->n, lo, hi);
+}
+
+static void clove_job(clove_task *t, void *arg)
+{
+    const struct work *w = arg;
+    clove_range_fn *body = w->kind == W_A ? body_a : w->kind == W_B ? body_b : body_c;
+    clove_for(t, 0, w->n, body, (void *)w);
+}
+
+__attribute__((noinline)) static void run_clove(clove_pool *pool, const struct work *w)
+{
+    int rc = clove_pool_run(pool, clove_job, (void *)w);
+    if (rc != 0)
+        die("clove_pool_run failed: %s", strerror(rc));
+}
+
+static struct work make_work(int kind, size_t n)
+{
+    struct work w = { .kind = kind, .n = n };
+    if (kind == W_A) {
+        if (n > 0x30000000u) die("%s", "-n too large for workload a");
+        w.bytes = n * sizeof(float);
+        w.a = alloc_bytes(w.bytes);
+        w.b = alloc_bytes(w.bytes);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t bits = 0x4B800000u + (uint32_t)i;
+            memcpy(&w.b[i], &bits, sizeof bits);
+        }
+    } else {
+        if (kind == W_C && n >= 0xFFFFFFFFu) die("%s", "-n too large for workload c");
+        w.bytes = n * sizeof(uint64_t);
+        w.out = alloc_bytes(w.bytes);
+    }
+    w.ref = alloc_bytes(w.bytes);
+    /* The reference: the sequential loop, written into the output buffer
+     * and copied (so that page faults of the output happen here). */
+    memset(output_of(&w), 0xFF, w.bytes);
+    run_plain(&w);
+    memcpy(w.ref, output_of(&w), w.bytes);
+    return w;
+}
+
+static void free_work(struct work *w)
+{
+    free(w->a);
+    free(w->b);
+    free(w->out);
+    free(w->ref);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Configurations and samples                                               */
+/* ------------------------------------------------------------------------ */
+
+struct config {
+    enum impl impl;
+    unsigned threads;
+    clove_pool *pool; /* clove */
+    void *arena;      /* tbb */
+    double *samples;  /* ns per element */
+    size_t *round;
+    size_t nsamples, want;
+    double est;       /* ns of the warm-up run */
+};
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void run_impl(const struct config *c, const struct work *w)
+{
+    switch (c->impl) {
+    case IMPL_PLAIN: run_plain(w); return;
+    case IMPL_SPLIT: run_split(w); return;
+    case IMPL_CLOVE: run_clove(c->pool, w); return;
+#ifdef CLOVE_BENCH_OPENMP
+    case IMPL_OMP_STATIC:
+    case IMPL_OMP_DYNAMIC:
+    case IMPL_OMP_GUIDED: {
+        int sched = (int)(c->impl - IMPL_OMP_STATIC);
+        if (w->kind == W_A) omp_loops_a(sched, c->threads, w->a, w->b, w->n);
+        else if (w->kind == W_B) omp_loops_b(sched, c->threads, w->out, w->n);
+        else omp_loops_c(sched, c->threads, w->out, w->n);
+        return;
+    }
+#endif
+#ifdef CLOVE_BENCH_TBB
+    case IMPL_TBB: {
+        int rc = w->kind == W_A ? tbb_loops_a(c->arena, w->a, w->b, w->n)
+               : w->kind == W_B ? tbb_loops_b(c->arena, w->out, w->n)
+                                : tbb_loops_c(c->arena, w->out, w->n);
+        if (rc != 0) {
+            fprintf(stderr, "loops: tbb: parallel_for threw an exception\n");
+            abort();
+        }
+        return;
+    }
+#endif
+    default: break;
+    }
+    fprintf(stderr, "loops: implementation %s not built\n",
+            (unsigned)c->impl < NIMPL ? impl_name[c->impl] : "?");
+    abort();
+}
+
+/* One sample: poison the output, run once (timed), check every element
+ * against the sequential loop's output. Returns the run's ns. */
+static double sample(const struct config *c, const struct work *w)
+{
+#ifdef CLOVE_BENCH_OPENMP
+    /* libgomp resizes its pool to each region's team; a region of this
+     * size first keeps thread creation out of the timed run. */
+    if (is_omp(c->impl) && omp_loops_setup(c->threads) != c->threads) {
+        fprintf(stderr, "loops: omp: a team of %u threads was not granted\n", c->threads);
+        abort();
+    }
+#endif
+    void *out = output_of(w);
+    memset(out, 0xFF, w->bytes);
+    double t0 = now_ns();
+    run_impl(c, w);
+    double dt = now_ns() - t0;
+    if (memcmp(out, w->ref, w->bytes) != 0) {
+        size_t esz = w->kind == W_A ? sizeof(float) : sizeof(uint64_t);
+        size_t i = 0, bad = 0;
+        while (i < w->n && memcmp((char *)out + i * esz, (char *)w->ref + i * esz, esz) == 0)
+            i++;
+        for (size_t j = i; j < w->n; j++)
+            bad += memcmp((char *)out + j * esz, (char *)w->ref + j * esz, esz) != 0;
+        uint64_t got = 0, want = 0;
+        memcpy(&got, (char *)out + i * esz, esz);
+        memcpy(&want, (char *)w->ref + i * esz, esz);
+        fprintf(stderr,
+                "loops: WRONG RESULT: workload %s impl=%s threads=%u n=%zu: %zu wrong"
+                " elements, the first at %zu: got bits 0x%" PRIx64 ", expected 0x%" PRIx64
+                "\n", work_name[w->kind], impl_name[c->impl], c->threads, w->n, bad, i,
+                got, want);
+        abort();
+    }
+    return dt;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *v, size_t k)
+{
+    qsort(v, k, sizeof *v, cmp_double);
+    return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Targets (tracker issues 3 and 4)                                         */
+/* ------------------------------------------------------------------------ */
+
+struct result {
+    enum impl impl;
+    unsigned threads;
+    double median;
+};
+
+static double find(const struct result *r, size_t nr, enum impl impl, unsigned threads)
+{
+    for (size_t k = 0; k < nr; k++)
+        if (r[k].impl == impl && r[k].threads == threads) return r[k].median;
+    return -1;
+}
+
+static int targets_met, targets_missed, targets_unchecked;
+
+static void target_ratio(const char *what, double x, double base, double limit)
+{
+    if (x < 0 || base <= 0) {
+        printf("  target %-44s not measured\n", what);
+        targets_unchecked++;
+        return;
+    }
+    bool ok = x / base <= limit;
+    printf("  target %-44s %5.2fx  %s\n", what, x / base, ok ? "PASS" : "MISS");
+    ok ? targets_met++ : targets_missed++;
+}
+
+static void target_faster(const char *what, double x, double peer)
+{
+    if (x < 0 || peer < 0) {
+        printf("  target %-44s not measured\n", what);
+        targets_unchecked++;
+        return;
+    }
+    bool ok = x < peer;
+    printf("  target %-44s %5.2fx  %s\n", what, x / peer, ok ? "PASS" : "MISS");
+    ok ? targets_met++ : targets_missed++;
+}
+
+static void check_targets(int kind, const struct result *r, size_t nr)
+{
+    double plain = find(r, nr, IMPL_PLAIN, 1);
+    double c1 = find(r, nr, IMPL_CLOVE, 1), c2 = find(r, nr, IMPL_CLOVE, 2);
+    double split = find(r, nr, IMPL_SPLIT, 2);
+    printf("targets (informational; from the medians above):\n");
+    if (split > 0 && plain > 0)
+        printf("  control: split (2 pthreads, halves) %.2fx plain%s\n", split / plain,
+               kind == W_C ? " (unbalanced by design: ~0.74x at best)"
+               : split / plain > 0.7 ? " - not ~0.5x: the second core was busy (or the"
+                                       " run is too short for a thread start)" : "");
+    if (kind == W_A) {
+        target_ratio("(a) clove 1 thread <= 1.10x plain", c1, plain, 1.10);
+        target_ratio("(a) clove 2 threads <= 1.00x plain", c2, plain, 1.00);
+    } else if (kind == W_B) {
+        target_ratio("(b) clove 2 threads <= 0.55x plain", c2, plain, 0.55);
+    } else {
+        target_ratio("(c) clove 2 threads <= 0.60x plain", c2, plain, 0.60);
+        target_faster("(c) clove 2 threads faster than omp-static 2",
+                      c2, find(r, nr, IMPL_OMP_STATIC, 2));
+        target_faster("(c) clove 2 threads faster than omp-dynamic 2",
+                      c2, find(r, nr, IMPL_OMP_DYNAMIC, 2));
+        target_faster("(c) clove 2 threads faster than tbb 2",
+                      c2, find(r, nr, IMPL_TBB, 2));
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Options and main                                                         */
+/* ------------------------------------------------------------------------ */
+
+#define MAX_LIST 32
+
+static unsigned long parse_ul(const char *opt, const char *s, unsigned long max)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end); /* accepts 4e7 */
+    if (errno || *end || v < 0 || v > (double)max || v != (double)(unsigned long)v)
+        die("bad value for %s", opt);
+    return (unsigned long)v;
+}
+
+static double parse_seconds(const char *opt, const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (*end || !(v >= 0)) die("bad value for %s", opt);
+    return v;
+}
+
+static void usage(void)
+{
+    fputs("usage: loops [-w a|b|c]... [-n N] [-t THREADS]... [--peers] [--impl IMPL]...\n"
+          "             [--no-clove] [--no-split] [--reps R] [--min-time S] [--peer-time S] [--peer-reps P]\n"
+          "             [--heartbeat US] [--csv FILE] [--raw FILE] [--quick]\n"
+          "  -w W          workload a, b or c (repeatable; default all three)\n"
+          "  -n N          iterations for every workload run (default a 4e7,\n"
+          "                b 5e5, c 1e6; with --quick 1e5, 2000, 20000)\n"
+          "  -t THREADS    thread count of clove and the peers (repeatable;\n"
+          "                default 1 2 4 8 16 32)\n"
+          "  --peers       also run every peer this binary was built with:\n"
+          "                omp-static, omp-dynamic, omp-guided, tbb (a peer that\n"
+          "                was not built is reported, not run)\n"
+          "  --impl IMPL   also run this peer (an error if it was not built)\n"
+          "  --no-clove    leave clove out (peers only, with the plain loop)\n"
+          "  --no-split    leave out the hand split onto two pthreads\n"
+          "  --reps R      samples per configuration (default: about --min-time\n"
+          "                per configuration, at least 5, at most 200)\n"
+          "  --min-time S  default 0.3\n"
+          "  --peer-time S seconds per peer configuration (default 1.5): peers\n"
+          "                get S / (warm-up run time) samples, at least 3, at\n"
+          "                most as many as the others, spread over the rounds\n"
+          "  --peer-reps P samples per peer configuration\n"
+          "  --heartbeat US  clove heartbeat interval (default: the library's)\n"
+          "  --csv FILE    also write the table as CSV\n"
+          "  --raw FILE    also write every sample as CSV\n"
+          "  --quick       small sizes, 3 samples each: smoke test\n",
+          stderr);
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    bool want_work[NWORK] = { false }, any_work = false;
+    unsigned long n_opt = 0, threads[MAX_LIST];
+    size_t nthreads = 0;
+    bool want_peer[NIMPL] = { false }, explicit_peer[NIMPL] = { false };
+    bool quick = false, no_clove = false, no_split = false;
+    unsigned long reps = 0, peer_reps = 0, heartbeat = 0;
+    double min_time = 0.3, peer_time = 1.5;
+    const char *csv_path = NULL, *raw_path = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+#define NEXT() (i + 1 < argc ? argv[++i] : (usage(), ""))
+        if (!strcmp(a, "-w")) {
+            const char *v = NEXT();
+            int k = 0;
+            while (k < NWORK && strcmp(v, work_name[k])) k++;
+            if (k == NWORK) die("unknown workload %s (a, b or c)", v);
+            want_work[k] = any_work = true;
+        } else if (!strcmp(a, "-n")) {
+            n_opt = parse_ul("-n", NEXT(), 1ul << 40);
+            if (!n_opt) die("%s", "-n must be positive");
+        } else if (!strcmp(a, "-t")) {
+            if (nthreads == MAX_LIST) die("%s", "too many -t");
+            threads[nthreads] = parse_ul("-t", NEXT(), CLOVE_MAX_THREADS);
+            if (!threads[nthreads]) die("%s", "-t must be positive");
+            nthreads++;
+        } else if (!strcmp(a, "--peers")) {
+            for (int k = 0; k < NIMPL; k++)
+                if (is_peer((enum impl)k)) want_peer[k] = true;
+        } else if (!strcmp(a, "--impl")) {
+            const char *v = NEXT();
+            int k = 0;
+            while (k < NIMPL && strcmp(v, impl_name[k])) k++;
+            if (k == NIMPL || !is_peer((enum impl)k))
+                die("unknown peer %s (omp-static, omp-dynamic, omp-guided, tbb)", v);
+            want_peer[k] = explicit_peer[k] = true;
+        } else if (!strcmp(a, "--no-clove")) {
+            no_clove = true;
+        } else if (!strcmp(a, "--no-split")) {
+            no_split = true;
+        } else if (!strcmp(a, "--reps")) {
+            reps = parse_ul("--reps", NEXT(), 1000000);
+            if (!reps) die("%s", "--reps must be positive");
+        } else if (!strcmp(a, "--peer-reps")) {
+            peer_reps = parse_ul("--peer-reps", NEXT(), 1000000);
+            if (!peer_reps) die("%s", "--peer-reps must be positive");
+        } else if (!strcmp(a, "--min-time")) {
+            min_time = parse_seconds("--min-time", NEXT());
+        } else if (!strcmp(a, "--peer-time")) {
+            peer_time = parse_seconds("--peer-time", NEXT());
+        } else if (!strcmp(a, "--heartbeat")) {
+            heartbeat = parse_ul("--heartbeat", NEXT(), CLOVE_MAX_HEARTBEAT_US);
+        } else if (!strcmp(a, "--csv")) {
+            csv_path = NEXT();
+        } else if (!strcmp(a, "--raw")) {
+            raw_path = NEXT();
+        } else if (!strcmp(a, "--quick")) {
+            quick = true;
+        } else {
+            usage();
+        }
+#undef NEXT
+    }
+    if (!any_work)
+        for (int k = 0; k < NWORK; k++) want_work[k] = true;
+    if (!nthreads) {
+        static const unsigned long def[] = { 1, 2, 4, 8, 16, 32 };
+        for (size_t k = 0; k < 6; k++) threads[nthreads++] = def[k];
+    }
+
+    /* A peer asked for but not built is reported; by name it is an error. */
+    bool missing_explicit = false;
+    for (int k = 0; k < NIMPL; k++) {
+        if (!is_peer((enum impl)k) || !want_peer[k]) continue;
+        bool omp = is_omp((enum impl)k);
+        if (omp ? OMP_BUILT : TBB_BUILT) continue;
+        const char *why = omp ? CLOVE_BENCH_OPENMP_MISSING : CLOVE_BENCH_TBB_MISSING;
+        printf("peer %s: not built (%s)\n", impl_name[k], why);
+        if (explicit_peer[k]) {
+            fprintf(stderr, "loops: peer %s: not built (%s)\n", impl_name[k], why);
+            missing_explicit = true;
+        }
+        want_peer[k] = false;
+    }
+    fflush(stdout);
+    if (missing_explicit) exit(2);
+
+    /* Configurations in the order they are sampled within a round. */
+    struct config cfg[2 + NIMPL * MAX_LIST];
+    size_t ncfg = 0;
+    cfg[ncfg++] = (struct config){ .impl = IMPL_PLAIN, .threads = 1 };
+    if (!no_split)
+        cfg[ncfg++] = (struct config){ .impl = IMPL_SPLIT, .threads = 2 };
+    if (!no_clove)
+        for (size_t k = 0; k < nthreads; k++)
+            cfg[ncfg++] = (struct config){ .impl = IMPL_CLOVE, .threads = (unsigned)threads[k] };
+    for (int p = 0; p < NIMPL; p++)
+        if (want_peer[p])
+            for (size_t k = 0; k < nthreads; k++)
+                cfg[ncfg++] = (struct config){ .impl = (enum impl)p,
+                                               .threads = (unsigned)threads[k] };
+
+    for (size_t k = 0; k < ncfg; k++) {
+        if (cfg[k].impl != IMPL_CLOVE) continue;
+        clove_config cc = { .threads = cfg[k].threads, .heartbeat_us = (unsigned)heartbeat };
+        int rc = clove_pool_create(&cfg[k].pool, &cc);
+        if (rc != 0) die("clove_pool_create failed: %s", strerror(rc));
+    }
+#ifdef CLOVE_BENCH_OPENMP
+    if (want_peer[IMPL_OMP_STATIC] || want_peer[IMPL_OMP_DYNAMIC] || want_peer[IMPL_OMP_GUIDED]) {
+        for (size_t k = 0; k < nthreads; k++)
+            if (omp_loops_setup((unsigned)threads[k]) != threads[k]) {
+                fprintf(stderr, "loops: omp: a team of %lu threads was not granted\n",
+                        threads[k]);
+                exit(2);
+            }
+        printf("peer omp: %s, OMP_WAIT_POLICY=%s; team sizes checked\n", omp_loops_version(),
+               getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "(unset)");
+    }
+#endif
+#ifdef CLOVE_BENCH_TBB
+    if (want_peer[IMPL_TBB]) {
+        unsigned most = 1;
+        for (size_t k = 0; k < nthreads; k++)
+            if (threads[k] > most) most = (unsigned)threads[k];
+        char err[200] = "";
+        if (tbb_loops_init(most, err, sizeof err) != 0)
+            die("tbb: global_control failed: %s", err);
+        printf("peer tbb: %s, global_control(max_allowed_parallelism, %u); threads inside"
+               " each arena at once:", tbb_loops_version(), most);
+        for (size_t k = 0; k < ncfg; k++) {
+            if (cfg[k].impl != IMPL_TBB) continue;
+            unsigned joined = 0;
+            cfg[k].arena = tbb_loops_arena(cfg[k].threads, &joined, err, sizeof err);
+            if (!cfg[k].arena) die("tbb: task_arena failed: %s", err);
+            printf(" %u/%u", joined, cfg[k].threads);
+            if (joined < cfg[k].threads)
+                fprintf(stderr, "loops: warning: tbb arena of %u threads: only %u were"
+                        " inside it at once\n", cfg[k].threads, joined);
+        }
+        printf("\n");
+    }
+#endif
+
+    FILE *csv = NULL, *raw = NULL;
+    if (csv_path) {
+        if (!(csv = fopen(csv_path, "w"))) die("cannot open %s", csv_path);
+        fputs("workload,n,impl,threads,heartbeat_us,median_ns_per_elem,min,max,"
+              "ratio_to_plain,samples\n", csv);
+    }
+    if (raw_path) {
+        if (!(raw = fopen(raw_path, "w"))) die("cannot open %s", raw_path);
+        fputs("workload,n,impl,threads,round,ns_per_elem\n", raw);
+    }
+
+    unsigned hb = heartbeat ? (unsigned)heartbeat : CLOVE_DEFAULT_HEARTBEAT_US;
+    printf("loops: ns per element (lower is better); clove heartbeat %s%u us;"
+           " samples interleaved; every run's output checked element by element\n",
+           heartbeat ? "" : "library default ", hb);
+
+    for (int kind = 0; kind < NWORK; kind++) {
+        if (!want_work[kind]) continue;
+        size_t n = n_opt ? n_opt : quick ? work_quick_n[kind] : work_default_n[kind];
+        double tb0 = now_ns();
+        struct work w = make_work(kind, n);
+        double tb = now_ns() - tb0;
+
+        /* Warm-up run of every configuration (checked, timed as an
+         * estimate), then the number of rounds: about min_time per
+         * configuration, from the median warm-up of the non-peers. */
+        double est[2 + NIMPL * MAX_LIST];
+        size_t nest = 0;
+        for (size_t k = 0; k < ncfg; k++) {
+            cfg[k].est = sample(&cfg[k], &w);
+            if (!is_peer(cfg[k].impl)) est[nest++] = cfg[k].est;
+        }
+        size_t rounds = reps;
+        if (!rounds) {
+            if (quick) {
+                rounds = 3;
+            } else {
+                double per = median_of(est, nest);
+                double r = min_time * 1e9 / (per > 0 ? per : 1e6);
+                rounds = r < 5 ? 5 : r > 200 ? 200 : (size_t)r;
+            }
+        }
+        size_t peer_lo = SIZE_MAX, peer_hi = 0;
+        for (size_t k = 0; k < ncfg; k++) {
+            size_t want = rounds;
+            if (is_peer(cfg[k].impl)) {
+                if (peer_reps) {
+                    want = peer_reps;
+                } else if (!quick) {
+                    double r = peer_time * 1e9 / (cfg[k].est > 0 ? cfg[k].est : 1e6);
+                    want = r < 3 ? 3 : r > 200 ? 200 : (size_t)r;
+                }
+                if (want > rounds) want = rounds;
+                if (want < peer_lo) peer_lo = want;
+                if (want > peer_hi) peer_hi = want;
+            }
+            cfg[k].want = want;
+            cfg[k].samples = malloc(want * sizeof(double));
+            cfg[k].round = malloc(want * sizeof(size_t));
+            if (!cfg[k].samples || !cfg[k].round) die("%s", "out of memory");
+            cfg[k].nsamples = 0;
+        }
+
+        double t0 = now_ns();
+        for (size_t r = 0; r < rounds; r++)
+            for (size_t k = 0; k < ncfg; k++) {
+                size_t want = cfg[k].want;
+                if ((r + 1) * want / rounds == r * want / rounds)
+                    continue; /* peers with fewer samples: spread evenly */
+                cfg[k].round[cfg[k].nsamples] = r;
+                cfg[k].samples[cfg[k].nsamples++] = sample(&cfg[k], &w) / (double)n;
+            }
+        double total = now_ns() - t0;
+        if (raw)
+            for (size_t k = 0; k < ncfg; k++)
+                for (size_t i = 0; i < cfg[k].nsamples; i++)
+                    fprintf(raw, "%s,%zu,%s,%u,%zu,%.5f\n", work_name[kind], n,
+                            impl_name[cfg[k].impl], cfg[k].threads, cfg[k].round[i],
+                            cfg[k].samples[i]);
+
+        printf("\nworkload %s: %s\nn = %zu (set up in %.2f s), %zu samples per"
+               " configuration, one run each, %.1f s sampling\n",
+               work_name[kind], work_desc[kind], n, tb / 1e9, rounds, total / 1e9);
+        if (peer_hi > 0)
+            printf("peers: %zu%s%.0zu samples each (at most --peer-time %.1f s per"
+                   " configuration), spread over the rounds\n", peer_lo,
+                   peer_hi > peer_lo ? "-" : "", peer_hi > peer_lo ? peer_hi : 0,
+                   peer_time);
+        printf("  %-12s %7s %10s %10s %10s %10s %8s\n", "impl", "threads", "median",
+               "min", "max", "vs plain", "samples");
+
+        struct result res[2 + NIMPL * MAX_LIST];
+        double plain = 0;
+        for (size_t k = 0; k < ncfg; k++) {
+            double *v = cfg[k].samples;
+            size_t m = cfg[k].nsamples;
+            double med = median_of(v, m);
+            if (cfg[k].impl == IMPL_PLAIN) plain = med;
+            res[k] = (struct result){ cfg[k].impl, cfg[k].threads, med };
+            printf("  %-12s %7u %10.3f %10.3f %10.3f %9.3fx %8zu\n", impl_name[cfg[k].impl],
+                   cfg[k].threads, med, v[0], v[m - 1], med / plain, m);
+            if (csv)
+                fprintf(csv, "%s,%zu,%s,%u,%u,%.5f,%.5f,%.5f,%.5f,%zu\n", work_name[kind], n,
+                        impl_name[cfg[k].impl], cfg[k].threads,
+                        cfg[k].impl == IMPL_CLOVE ? hb : 0u, med, v[0], v[m - 1],
+                        med / plain, m);
+            free(cfg[k].samples);
+            free(cfg[k].round);
+        }
+        check_targets(kind, res, ncfg);
+        fflush(stdout);
+        free_work(&w);
+    }
+
+    printf("\ntargets: %d met, %d missed, %d not measured (informational)\n",
+           targets_met, targets_missed, targets_unchecked);
+
+    for (size_t k = 0; k < ncfg; k++)
+        clove_pool_destroy(cfg[k].pool);
+#ifdef CLOVE_BENCH_TBB
+    for (size_t k = 0; k < ncfg; k++)
+        if (cfg[k].arena) tbb_loops_arena_free(cfg[k].arena);
+    if (want_peer[IMPL_TBB]) tbb_loops_fini();
+#endif
+    if (raw && fclose(raw) != 0) die("error writing %s", raw_path);
+    if (csv && fclose(csv) != 0) die("error writing %s", csv_path);
+    return 0;
+}
