@@ -365,9 +365,13 @@ CLOVE_API void clove__debug_fork(clove_task *t, clove_future *f);
 CLOVE_API void clove__debug_join(clove_task *t, clove_future *f);
 
 #if defined(__GNUC__) || defined(__clang__)
+/* Inlined even at -O0, so that debug builds report the user's call site
+ * and pay no call for the fast path. */
+#define CLOVE__INLINE static inline __attribute__((always_inline))
 #define CLOVE__LIKELY(x) __builtin_expect(!!(x), 1)
 #define CLOVE__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
+#define CLOVE__INLINE static inline
 #define CLOVE__LIKELY(x) (x)
 #define CLOVE__UNLIKELY(x) (x)
 #endif
@@ -384,7 +388,7 @@ CLOVE_API void clove__debug_join(clove_task *t, clove_future *f);
  * yourself in a long loop that does not fork, so that the work queued
  * behind it can still be shared. One relaxed load and a predictable branch.
  */
-static inline void clove_tick(clove_task *t)
+CLOVE__INLINE void clove_tick(clove_task *t)
 {
     if (CLOVE__UNLIKELY(clove__load_relaxed(&t->heartbeat) != 0))
         clove__heartbeat_slow(t);
@@ -414,7 +418,7 @@ static inline void clove_tick(clove_task *t)
  * (it is usually a local) until the matching clove_join. Forks and joins on
  * one task nest like parentheses: join the most recent unjoined fork first.
  */
-static inline void clove_fork(clove_task *t, clove_future *f, clove_fn *fn,
+CLOVE__INLINE void clove_fork(clove_task *t, clove_future *f, clove_fn *fn,
                               void *arg)
 {
 #if CLOVE_DEBUG
@@ -435,7 +439,7 @@ static inline void clove_fork(clove_task *t, clove_future *f, clove_fn *fn,
  * must run fn(t, arg) itself. Waiting for a job that is still running
  * elsewhere helps with other shared work, then sleeps.
  */
-static inline bool clove_join(clove_task *t, clove_future *f)
+CLOVE__INLINE bool clove_join(clove_task *t, clove_future *f)
 {
     clove_future *prev = f->prev;
     if (CLOVE__LIKELY(prev != NULL)) {
@@ -452,7 +456,7 @@ static inline bool clove_join(clove_task *t, clove_future *f)
 
 /* clove_join2: run a(t, a_arg) and b(t, b_arg), possibly in parallel, and
  * return when both are done (Rayon's join). */
-static inline void clove_join2(clove_task *t, clove_fn *a, void *a_arg,
+CLOVE__INLINE void clove_join2(clove_task *t, clove_fn *a, void *a_arg,
                                clove_fn *b, void *b_arg)
 {
     clove_future f;

@@ -1,43 +1,91 @@
 /*
  * debug.c - misuse reports. The inline checks in clove.h call
  * clove__debug_fork/join when CLOVE_DEBUG is non-zero; the library's cold
- * paths call clove__misuse directly in every build.
+ * paths call clove__misuse directly in every build. Every report names
+ * the misused call, the misuse, and the call site in the user's code.
  */
 #include "internal.h"
 
+#if defined(__GLIBC__) || defined(__APPLE__) || defined(__FreeBSD__)
+#include <dlfcn.h>
+#define CLOVE_HAVE_DLADDR 1
+#endif
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-CLOVE__COLD CLOVE__NORETURN void clove__misuse(const char *call, const char *what)
+/* Name a code address as object+offset, which `addr2line -f -i -e object
+ * offset` turns into a function and a line (with debug information; -i
+ * also names the functions inlined there, such as clove_fork), and by its
+ * symbol when the dynamic symbol table has one. */
+static void print_site(const void *site)
+{
+    if (site == NULL)
+        return;
+#ifdef CLOVE_HAVE_DLADDR
+    Dl_info info;
+    if (dladdr(site, &info) && info.dli_fname && info.dli_fbase) {
+        unsigned long off = (unsigned long)((const char *)site - (const char *)info.dli_fbase);
+        /* The main program is named as it was started (argv[0], maybe no
+         * path at all): give a path addr2line can open. */
+        char path[4096];
+        const char *name = info.dli_fname;
+        if (strchr(name, '/') == NULL) {
+            ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+            if (n > 0) {
+                path[n] = 0;
+                name = path;
+            }
+        } else if (name[0] != '/' && realpath(name, path) != NULL) {
+            name = path;
+        }
+        info.dli_fname = name;
+        fprintf(stderr, "clove:   call site: %s+0x%lx", info.dli_fname, off);
+        if (info.dli_sname && info.dli_saddr)
+            fprintf(stderr, " (%s+0x%lx)", info.dli_sname,
+                    (unsigned long)((const char *)site - (const char *)info.dli_saddr));
+        fprintf(stderr, "; addr2line -f -i -e %s 0x%lx\n", info.dli_fname, off);
+        return;
+    }
+#endif
+    fprintf(stderr, "clove:   call site: %p\n", site);
+}
+
+CLOVE__COLD CLOVE__NORETURN void clove__misuse(const char *call, const char *what,
+                                               const void *site)
 {
     fprintf(stderr, "clove: misuse in %s: %s\n", call, what);
+    print_site(site);
     fflush(stderr);
     abort();
 }
 
-static void check_task(const char *call, clove_task *t)
+static void check_task(const char *call, clove_task *t, const void *site)
 {
     if (t == NULL)
-        clove__misuse(call, "the task is NULL");
+        clove__misuse(call, "the task is NULL", site);
     if (t != clove__current())
         clove__misuse(call, "the task is used outside the fn call that received it "
-                            "(or on another thread)");
+                            "(or on another thread)", site);
 }
 
 void clove__debug_fork(clove_task *t, clove_future *f)
 {
-    check_task("clove_fork", t);
+    const void *site = CLOVE__CALLER();
+    check_task("clove_fork", t, site);
     if (f == NULL)
-        clove__misuse("clove_fork", "the future is NULL");
+        clove__misuse("clove_fork", "the future is NULL", site);
     if (f == t->tail)
-        clove__misuse("clove_fork", "this future is already forked and not yet joined");
+        clove__misuse("clove_fork", "this future is already forked and not yet joined", site);
 }
 
 void clove__debug_join(clove_task *t, clove_future *f)
 {
-    check_task("clove_join", t);
+    const void *site = CLOVE__CALLER();
+    check_task("clove_join", t, site);
     if (f != t->tail)
         clove__misuse("clove_join",
                       "this future is not the most recent unjoined fork of this task "
-                      "(joined out of LIFO order, joined twice, or never forked)");
+                      "(joined out of LIFO order, joined twice, or never forked)", site);
 }

@@ -41,6 +41,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #if defined(__GNUC__) || defined(__clang__)
 #define CLOVE__COLD __attribute__((cold, noinline))
@@ -210,6 +211,26 @@ clove_task *clove__current(void);
 void clove__set_current(clove_task *t);
 
 /* debug.c */
-CLOVE__COLD CLOVE__NORETURN void clove__misuse(const char *call, const char *what);
+/* Report a misuse and abort. site is a code address in the user's code
+ * that the report names (the caller of the misused call, or the job or fn
+ * that misbehaved); NULL for none. */
+CLOVE__COLD CLOVE__NORETURN void clove__misuse(const char *call, const char *what,
+                                               const void *site);
+/* The code address this function will return to: in the user's code for
+ * the entry points, and for the inline fork/join, whose debug and slow
+ * paths are called straight from the caller's frame. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CLOVE__CALLER() __builtin_return_address(0)
+#else
+#define CLOVE__CALLER() NULL
+#endif
+/* A function pointer as a code address, for clove__misuse. */
+static inline const void *clove__code_addr(clove_fn *fn)
+{
+    const void *a = NULL;
+    if (sizeof fn == sizeof a)
+        memcpy(&a, &fn, sizeof a);
+    return a;
+}
 
 #endif

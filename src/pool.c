@@ -40,13 +40,15 @@ void clove__set_current(clove_task *t) { tls_current = t; }
 void clove__lock(clove_pool *p)
 {
     if (pthread_mutex_lock(&p->lock) != 0)
-        clove__misuse("pool lock", "pthread_mutex_lock failed (pool destroyed or corrupt?)");
+        clove__misuse("pool lock", "pthread_mutex_lock failed (pool destroyed or corrupt?)",
+                      NULL);
 }
 
 void clove__unlock(clove_pool *p)
 {
     if (pthread_mutex_unlock(&p->lock) != 0)
-        clove__misuse("pool lock", "pthread_mutex_unlock failed (pool destroyed or corrupt?)");
+        clove__misuse("pool lock", "pthread_mutex_unlock failed (pool destroyed or corrupt?)",
+                      NULL);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -447,7 +449,8 @@ void clove_pool_destroy(clove_pool *p)
     if (p == NULL)
         return;
     if ((uint32_t)atomic_load(&p->runs) != 0)
-        clove__misuse("clove_pool_destroy", "the pool is still running a clove_pool_run");
+        clove__misuse("clove_pool_destroy", "the pool is still running a clove_pool_run",
+                      CLOVE__CALLER());
     if (p->nworkers > 0)
         stop_threads(p, p->nworkers, true);
     pthread_mutex_destroy(&p->lock);
@@ -521,7 +524,8 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
     if (t.slot->trace)
         clove__trace_write(t.slot->trace, CLOVE__EV_RUN, t0, clove__now_ns());
     if (t.tail != &t.head || t.nshared != 0)
-        clove__misuse("clove_pool_run", "fn returned with a clove_fork that was never joined");
+        clove__misuse("clove_pool_run", "fn returned with a clove_fork that was never joined",
+                      clove__code_addr(fn));
     clove__set_current(outer);
 
     if (p->nworkers > 0)

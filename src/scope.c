@@ -93,18 +93,20 @@ static void run_records(clove_task *t, const struct spawn_rec *recs, size_t lo, 
 void clove_scope_run(clove_task *t, clove_scope_fn *fn, void *arg)
 {
     if (t == NULL || fn == NULL)
-        clove__misuse("clove_scope_run", "the task or fn is NULL");
+        clove__misuse("clove_scope_run", "the task or fn is NULL", CLOVE__CALLER());
     run_frame(t, fn, arg);
 }
 
 void clove_spawn(clove_task *t, clove_scope *s, clove_scope_fn *job, void *arg)
 {
     if (s == NULL || job == NULL)
-        clove__misuse("clove_spawn", "the scope or job is NULL");
+        clove__misuse("clove_spawn", "the scope or job is NULL", CLOVE__CALLER());
     if (s->closed)
-        clove__misuse("clove_spawn", "the function that received this scope has returned");
+        clove__misuse("clove_spawn", "the function that received this scope has returned",
+                      CLOVE__CALLER());
     if (s->owner != t)
-        clove__misuse("clove_spawn", "the task is not the one that received this scope");
+        clove__misuse("clove_spawn", "the task is not the one that received this scope",
+                      CLOVE__CALLER());
     if (s->n == s->cap) {
         struct spawn_rec *grown = NULL;
         if (s->cap <= SIZE_MAX / 4 / sizeof *grown)

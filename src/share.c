@@ -225,13 +225,18 @@ bool clove__run_one_locked(clove_task *t)
     f->u.state = (f->u.state & ~(CLOVE__TAG_MASK | (CLOVE__SLOT_MASK << CLOVE__SLOT_SHIFT))) |
                  CLOVE__TAG_TAKEN;
     /* Ramp-up: if other tasks are still idle, raise our own heartbeat
-     * flag, so that the job's first fork shares its oldest queued fork -
-     * the biggest piece of this job - at once instead of a heartbeat
-     * later. Woken workers thus wake others in a cascade, doubling the
-     * busy ones per share rather than per heartbeat (a flag the heartbeat
-     * thread could have set anyway: the protocol is unchanged). */
-    if (p->idle_first != NULL)
+     * flag and the owner's, so that at their next fork both share their
+     * oldest queued fork - the biggest piece each has - at once instead
+     * of a heartbeat later. Busy workers thus double about once per
+     * wake-up rather than once per heartbeat, and with the owner sharing
+     * too the pieces stay balanced (raising only our own flag hands out
+     * ever smaller pieces along a chain of wake-ups: sim/README.md). The
+     * heartbeat thread may set these flags at any time anyway, so the
+     * protocol is unchanged. */
+    if (p->idle_first != NULL) {
         atomic_store_explicit(&t->heartbeat, 1, memory_order_relaxed);
+        atomic_store_explicit(&e.owner->heartbeat, 1, memory_order_relaxed);
+    }
     clove__unlock(p);
 
     clove_future *saved_tail = t->tail;
@@ -243,7 +248,8 @@ bool clove__run_one_locked(clove_task *t)
         clove__trace_write(tr, CLOVE__EV_JOB, t0, clove__now_ns());
     clove__count(t, CLOVE__ST_RAN, 1);
     if (t->tail != saved_tail || t->nshared != saved_nshared)
-        clove__misuse("shared job", "the job returned with a clove_fork that was never joined");
+        clove__misuse("shared job", "the job returned with a clove_fork that was never joined",
+                      clove__code_addr(fn));
 
     clove__lock(p);
     /* After this store the owner may return from clove_join and reuse f. */
@@ -268,19 +274,22 @@ CLOVE__COLD bool clove__join_slow(clove_task *t, clove_future *f)
     /* prev is owner-only, so reading it here is not a race; the state is
      * guarded by the lock (a taker may be writing it right now). */
     if (f->prev != NULL)
-        clove__misuse("clove_join", "internal: a queued future reached the slow path");
+        clove__misuse("clove_join", "internal: a queued future reached the slow path",
+                      CLOVE__CALLER());
     clove__lock(p);
     uintptr_t state = f->u.state;
     uintptr_t tag = state & CLOVE__TAG_MASK;
     if (state == CLOVE__STATE_JOINED)
-        clove__misuse("clove_join", "this future was already joined");
+        clove__misuse("clove_join", "this future was already joined", CLOVE__CALLER());
     if (p->nworkers == 0 ||
         (tag != CLOVE__TAG_SHARED && tag != CLOVE__TAG_TAKEN && tag != CLOVE__TAG_DONE))
-        clove__misuse("clove_join", "this future was never forked (or its memory was overwritten)");
+        clove__misuse("clove_join", "this future was never forked (or its memory was overwritten)",
+                      CLOVE__CALLER());
     if (((state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) != ((t->nshared - 1) & CLOVE__SEQ_MASK) ||
         t->nshared == 0 || t->tail != &t->head)
         clove__misuse("clove_join",
-                      "joins are out of LIFO order (join the most recent fork first)");
+                      "joins are out of LIFO order (join the most recent fork first)",
+                      CLOVE__CALLER());
     t->nshared--;
 
     if (tag == CLOVE__TAG_SHARED) {

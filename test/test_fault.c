@@ -71,6 +71,9 @@ void test_fault_injection_walk(void)
         {.threads = 2, .heartbeat_us = 1, .stack_size = 65536 * 2, .flags = CLOVE_PIN_WORKERS},
         {.threads = 1},
         {.threads = 1, .stack_size = (size_t)1 << 20},
+        /* Tracing allocates a ring per worker index (written to /dev/null). */
+        {.threads = 3, .heartbeat_us = 1, .trace_path = "/dev/null"},
+        {.threads = 1, .trace_path = "/dev/null"},
     };
     for (int rep = 0; rep < 2; rep++) {
         for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {

@@ -389,6 +389,50 @@ static bool contains_any(const char *hay, const char *alternatives)
     return false;
 }
 
+/* For a few cases whose call site is not a tail call, ask addr2line (when
+ * installed) which function the reported site is in: it must be the test
+ * function that made the misused call (or the job that misbehaved). */
+static void check_site_function(const char *name, const char *err)
+{
+    static const struct {
+        const char *name, *function;
+    } sites[] = {
+        {"join_zero_1", "m_join_zero"},
+        {"fork_twice", "m_fork_twice"},
+        {"unjoined_1", "m_unjoined"},
+        {"unjoined_in_shared_job", "unjoining_job"},
+    };
+    const char *fn = NULL;
+    for (size_t i = 0; i < sizeof sites / sizeof sites[0]; i++)
+        if (strcmp(sites[i].name, name) == 0)
+            fn = sites[i].function;
+    if (fn == NULL || system("command -v addr2line >/dev/null 2>&1") != 0)
+        return;
+    const char *cmd = strstr(err, "addr2line -f -i -e ");
+    ASSERT_MSG(cmd != NULL, "misuse %s: no addr2line hint in:\n%s", name, err);
+    char line[600];
+    size_t n = strcspn(cmd, "\n");
+    ASSERT_LT_U(n, sizeof line - 40);
+    memcpy(line, cmd, n);
+    snprintf(line + n, sizeof line - n, " 2>/dev/null");
+    FILE *f = popen(line, "r");
+    ASSERT(f != NULL);
+    /* Function and file lines alternate, innermost inline frame first
+     * (clove_fork itself in a build with debug information). */
+    char got[256], all[1024] = "";
+    bool found = false;
+    for (int k = 0; fgets(got, sizeof got, f); k++) {
+        got[strcspn(got, "\n")] = 0;
+        if (k % 2 == 0) {
+            found = found || strcmp(got, fn) == 0;
+            snprintf(all + strlen(all), sizeof all - strlen(all), "%s ", got);
+        }
+    }
+    pclose(f);
+    test_log("misuse %s: call site in %s\n", name, all);
+    ASSERT_MSG(found, "misuse %s: call site resolves to \"%s\", expected %s", name, all, fn);
+}
+
 void test_misuse_aborts(void)
 {
     for (size_t i = 0; i < NCASES; i++) {
@@ -404,6 +448,10 @@ void test_misuse_aborts(void)
         ASSERT_MSG(contains_any(err, cases[i].expect),
                    "misuse %s: expected \"%s\" in:\n---\n%s---", cases[i].name,
                    cases[i].expect, err);
+        /* Every report names a call site in this executable. */
+        ASSERT_CONTAINS(err, "clove:   call site: ");
+        ASSERT_CONTAINS(err, "clove_tests+0x");
+        check_site_function(cases[i].name, err);
         free(err);
     }
 }
