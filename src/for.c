@@ -28,6 +28,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
@@ -110,6 +111,7 @@ static void for_range(clove_task *t, const struct for_loop *loop, size_t lo,
                       size_t hi, size_t chunk, void *acc)
 {
     uint64_t t0 = now_ns();
+    bool first = true;
     while (lo < hi) {
         if (atomic_load_explicit(&t->heartbeat, memory_order_relaxed) &&
             hi - lo >= 2) {
@@ -125,10 +127,26 @@ static void for_range(clove_task *t, const struct for_loop *loop, size_t lo,
         uint64_t t1 = now_ns();
         uint64_t dt = t1 - t0;
         t0 = t1;
-        if (dt < loop->target_ns / 2 && n == chunk && chunk <= SIZE_MAX / 2)
+        if (dt < loop->target_ns / 2 && n == chunk && chunk <= SIZE_MAX / 2) {
             chunk *= 2;
-        else if (dt > loop->target_ns && chunk > 1)
-            chunk /= 2;
+        } else if (dt > loop->target_ns && chunk > 1) {
+            /* Shrink in proportion at once: a chunk that ran into an
+             * expensive stretch would otherwise keep the heartbeat waiting
+             * for several more too-long chunks. */
+            uint64_t c = (uint64_t)((double)chunk * (double)loop->target_ns / (double)dt);
+            chunk = c > 1 ? (size_t)c : 1;
+        }
+        /* A loop, unlike a recursion, knows how much is left. If the rest
+         * looks like more than a heartbeat interval of work at the pace of
+         * this first chunk and some worker is idle, do not wait for the
+         * heartbeat: split now, as if it had arrived. Small loops never
+         * get here with enough left, so they wake nobody. */
+        if (first) {
+            first = false;
+            if (lo < hi && atomic_load_explicit(&t->pool->idle_count, memory_order_relaxed) != 0 &&
+                (double)dt / (double)n * (double)(hi - lo) > 8.0 * (double)loop->target_ns)
+                atomic_store_explicit(&t->heartbeat, 1, memory_order_relaxed);
+        }
     }
 }
 
