@@ -1,0 +1,703 @@
+#!/usr/bin/env python3
+"""clovesim.py - a discrete-event model of clove's heartbeat scheduler.
+
+Models (see sim/README.md for the long version and the calibration):
+  - the real fork/join tree of a workload, node by node: a balanced binary
+    tree sum (bench/tree.c: fork the right child, recurse into the left one)
+    or fib(n) (fork fib(n-2), recurse into fib(n-1)). A worker's progress
+    through a job is its position in the pre-order of the job's subtree, so
+    the state of its fork list at any instant is computed exactly (O(depth))
+    instead of simulating every node: 1e7 or 1e9 nodes cost the same;
+  - P tasks: the caller (index 0, which runs the root) and P - 1 pool
+    workers; each task's fork list (oldest queued fork shared first);
+  - the heartbeat thread: beats every interval (plus timer lateness) only
+    while some task is idle; sleeps when none is; kicked (wake latency) by
+    the first task to go idle; a beat sets the flag of every non-idle task;
+  - the flag is answered at the task's next fork (the "tick gap");
+  - a share moves the oldest queued fork into a FIFO ring and wakes exactly
+    one idle task (most recently idle first) with a wake latency; the
+    sharer pays for the wake call; one pool lock serialises every
+    bookkeeping step (share, take, reclaim, done, going idle);
+  - the cascade: a task that takes a shared job while others are still
+    idle raises its own flag, so its first fork shares again;
+  - joins: reclaim a still-queued shared job (run it here), skip a done
+    one, or wait: help with ring jobs, else sleep until the taker wakes us
+    (and relay a share-wake if we were woken just as our job finished);
+  - optional design variants: no cascade (Spice), k shares per answer.
+Not modelled: memory bandwidth and cache effects (a node costs the same
+whatever the number of workers, except for the crude --contention factor),
+other processes on the machine, the OS scheduler beyond a fixed wake
+latency, variance (every run is deterministic).
+
+Python 3 standard library only. Run "clovesim.py --help".
+"""
+import argparse
+import heapq
+import json
+import math
+import sys
+
+NS = 1.0
+US = 1000.0
+
+# --------------------------------------------------------------------------
+# Calibration defaults (measured on this machine: sim/README.md, section 3)
+# --------------------------------------------------------------------------
+DEFAULTS = dict(
+    c_node_tree={1000: 2.83, 1000000: 2.917, 10000000: 3.007},  # ns per node, clove 1 thread
+    c_node_tree_other=3.007,
+    c_call_fib=1.755,        # ns per call, clove 1 thread (fib 32)
+    heartbeat_us=100.0,
+    hb_late_us=None,         # None: 0.1 * heartbeat (timer slack) + 17 us (measured: 127 us period at 100)
+    hb_overhead_us=17.0,
+    wake_us=10.0,            # share -> job start, median over clove traces (sim/trace_stats.py)
+    wake_call_us=5.0,        # the waker's FUTEX_WAKE syscall (sim/wakelat.c, median 5.8)
+    lock_us=0.15,            # one pool-lock critical section incl. the cache-line transfer
+    hb_per_task_us=0.02,     # heartbeat_all: one flag store per task (another core's line)
+    tick_gap_nodes=2.0,      # nodes from a flag store to the next fork that reads it
+    reclaim_us=0.05,         # owner reclaims a queued shared future (+ lock)
+    join_done_us=0.05,       # owner finds its shared future DONE (+ lock)
+)
+
+SHARED, TAKEN, DONE, RECLAIMED = 1, 2, 3, 4
+BUSY, IDLE, WAKING = 0, 1, 2
+EV_BEAT, EV_ANSWER, EV_REACH, EV_WOKEN, EV_SAMPLE, EV_HBWAKE = range(6)
+
+
+# --------------------------------------------------------------------------
+# Workloads: a node is a descriptor; children() gives the pre-order layout.
+# --------------------------------------------------------------------------
+class TreeSum:
+    """Balanced tree as bench/tree.c builds it: node (size s) holds the
+    middle value, left = floor((s-1)/2) nodes, right = the rest. The clove
+    version forks the right child when both children exist."""
+
+    def __init__(self, n):
+        self.n = n
+        self.root = n
+        self.name = f"tree{n:g}" if n < 1e3 else f"tree 1e{round(math.log10(n))}" \
+            if 10 ** round(math.log10(n)) == n else f"tree {n}"
+
+    def size(self, d):
+        return d
+
+    def children(self, d):
+        """(left, lsize, right, rsize, forks) or None for a leaf."""
+        if d <= 1:
+            return None
+        ls = (d - 1) // 2
+        rs = d - 1 - ls
+        return (ls if ls else None, ls, rs if rs else None, rs, ls > 0 and rs > 0)
+
+    def label(self, d):
+        return f"subtree of {d} nodes"
+
+
+class Fib:
+    """fib(n) as bench/fib.c: every call with n >= 2 forks fib(n-2) and
+    recurses into fib(n-1); calls(n) = 2 fib(n+1) - 1."""
+
+    def __init__(self, n):
+        self.n = n
+        self.root = n
+        self.name = f"fib {n}"
+        self.calls = [1, 1]
+        for k in range(2, n + 1):
+            self.calls.append(self.calls[k - 1] + self.calls[k - 2] + 1)
+
+    def size(self, d):
+        return self.calls[d]
+
+    def children(self, d):
+        if d < 2:
+            return None
+        return (d - 1, self.calls[d - 1], d - 2, self.calls[d - 2], True)
+
+    def label(self, d):
+        return f"fib({d})"
+
+
+# --------------------------------------------------------------------------
+# Simulator state
+# --------------------------------------------------------------------------
+class Job:
+    __slots__ = ("desc", "start", "size", "owner", "state", "left", "left_start", "taker")
+
+    def __init__(self, desc, start, size, owner, left, left_start):
+        self.desc, self.start, self.size, self.owner = desc, start, size, owner
+        self.left, self.left_start = left, left_start
+        self.state = SHARED
+        self.taker = None
+
+
+class Ctx:
+    """One job running on a task: position p_ref at time t_ref, advancing
+    one node per c ns after t_ref (t_ref may lie ahead: overhead)."""
+    __slots__ = ("desc", "size", "job", "p_ref", "t_ref", "shared", "waiting")
+
+    def __init__(self, desc, size, job, t):
+        self.desc, self.size, self.job = desc, size, job
+        self.p_ref, self.t_ref = 0.0, t
+        self.shared = []      # jobs shared from this context, oldest (highest) first
+        self.waiting = None   # the TAKEN job this context waits for at its join
+
+
+class Task:
+    __slots__ = ("idx", "status", "stack", "flag", "gen", "answer_pending")
+
+    def __init__(self, idx):
+        self.idx = idx
+        self.status = IDLE
+        self.stack = []
+        self.flag = False
+        self.gen = 0
+        self.answer_pending = False
+
+
+class Sim:
+    def __init__(self, work, P, c_node, heartbeat_us=100.0, wake_us=10.0, cascade=True,
+                 k=1, wake_call_us=5.0, lock_us=0.15, hb_late_us=None, hb_overhead_us=17.0,
+                 hb_per_task_us=0.02, tick_gap_nodes=2.0, reclaim_us=0.05,
+                 join_done_us=0.05, contention=1.0, contention_ns=0.0, leaf_block=0, sample_us=None,
+                 idle_request=False, beat_on_kick=False, cascade_owner=False,
+                 max_events=50_000_000):
+        self.W = work
+        self.P = P
+        self.c = (c_node * contention + contention_ns) if P > 1 else c_node
+        self.idle_request = idle_request
+        self.beat_on_kick = beat_on_kick
+        self.cascade_owner = cascade_owner
+        self.H = heartbeat_us * US
+        late = (0.1 * heartbeat_us + hb_overhead_us) if hb_late_us is None else hb_late_us
+        self.period = self.H + late * US
+        self.L = wake_us * US
+        self.cascade = cascade
+        self.k = k
+        self.c_wake_call = wake_call_us * US
+        self.c_lock = lock_us * US
+        self.c_hb_task = hb_per_task_us * US
+        self.tick_gap = tick_gap_nodes * self.c
+        self.c_reclaim = reclaim_us * US
+        self.c_join_done = join_done_us * US
+        self.leaf_block = leaf_block
+        self.sample_dt = (sample_us * US) if sample_us else self.H / 10.0
+        self.max_events = max_events
+
+        self.tasks = [Task(i) for i in range(P)]
+        self.idle = []            # idle list; the end is the most recently idle
+        self.ring = []            # FIFO of shared jobs (reclaimed ones removed)
+        self.ring_head = 0
+        self.ring_live = 0
+        cap = 8
+        while cap < 4 * P:
+            cap *= 2
+        self.ring_cap = cap
+        self.lock_iv = []          # reserved (start, end) intervals of the pool lock
+        self.now = 0.0
+        self.heap = []
+        self.seq = 0
+        self.hb_asleep = True
+        self.hb_gen = 0
+        self.done_at = None
+        # metrics
+        self.n_busy = 0
+        self.t_last = 0.0
+        self.idle_area = 0.0
+        self.idle_work_area = 0.0
+        self.all_busy_at = None
+        self.busy90_at = None
+        self.peak_busy = 0
+        self.stats = dict(beats=0, answers=0, shares=0, wakes=0, empty_wakes=0, reclaims=0,
+                          taken=0, waits=0, relays=0, events=0)
+
+    # ---- event queue -----------------------------------------------------
+    def push(self, t, kind, task=None, gen=0):
+        self.seq += 1
+        heapq.heappush(self.heap, (t, self.seq, kind, task, gen))
+
+    # ---- pool lock: one server ----------------------------------------------
+    def locked(self, t, hold=None):
+        """Hold the lock for `hold` from the first free moment at or after t;
+        return when the critical section ends. Reservations are kept as
+        intervals, because a task may reserve a little ahead of the event
+        being processed (after its own wake call): a later reservation must
+        not delay an earlier request."""
+        hold = self.c_lock if hold is None else hold
+        iv = self.lock_iv
+        # forget intervals that ended before the event being processed
+        while iv and iv[0][1] <= self.now:
+            iv.pop(0)
+        start = t
+        pos = 0
+        for pos, (a, b) in enumerate(iv):
+            if start + hold <= a:
+                break
+            if b > start:
+                start = b
+        else:
+            pos = len(iv)
+        iv.insert(pos, (start, start + hold))
+        return start + hold
+
+    # ---- busy accounting ---------------------------------------------------
+    def set_status(self, w, st, t):
+        if w.status == st:
+            return
+        self.idle_area += (self.P - self.n_busy) * (t - self.t_last)
+        self.t_last = t
+        if w.status == BUSY:
+            self.n_busy -= 1
+        if st == BUSY:
+            self.n_busy += 1
+        w.status = st
+        if self.n_busy == self.P and self.all_busy_at is None:
+            self.all_busy_at = t
+        if self.n_busy > self.peak_busy:
+            self.peak_busy = self.n_busy
+        if self.n_busy >= 0.9 * self.P and self.busy90_at is None:
+            self.busy90_at = t
+
+    # ---- positions ---------------------------------------------------------
+    def pos(self, ctx, t):
+        if t <= ctx.t_ref:
+            return ctx.p_ref
+        return ctx.p_ref + (t - ctx.t_ref) / self.c
+
+    def overhead(self, w, t, until):
+        """Task w spends [t, until) on scheduler work: no progress."""
+        ctx = w.stack[-1]
+        p = self.pos(ctx, t)
+        ctx.p_ref = p
+        ctx.t_ref = max(ctx.t_ref, until)
+
+    def schedule_reach(self, w):
+        ctx = w.stack[-1]
+        target = ctx.shared[-1].start if ctx.shared else ctx.size
+        tt = ctx.t_ref + (target - ctx.p_ref) * self.c
+        w.gen += 1
+        self.push(tt, EV_REACH, w, w.gen)
+
+    def oldest_pending(self, ctx, p):
+        """The oldest queued fork of ctx at position p (the fork of node p is
+        done): (right desc, right start, right size, left desc, left start),
+        or ('block', end) when p is inside a leaf block (no fork until its
+        end), or None."""
+        W = self.W
+        if ctx.shared:
+            s = ctx.shared[-1]
+            d, i = s.left, s.left_start
+        else:
+            d, i = ctx.desc, 0
+        lb = self.leaf_block
+        while d is not None:
+            if p < i:
+                return None
+            if lb and W.size(d) <= lb:
+                end = i + W.size(d)
+                return ("block", end) if p < end else None
+            kids = W.children(d)
+            if kids is None:
+                return None
+            l, ls, r, rs, forks = kids
+            rstart = i + 1 + ls
+            if p < rstart:
+                if forks:
+                    return (r, rstart, rs, l, i + 1)
+                d, i = l, i + 1
+            else:
+                d, i = r, rstart
+        return None
+
+    def has_pending(self, w, t):
+        ctx = w.stack[-1]
+        if ctx.waiting is not None:
+            return False
+        r = self.oldest_pending(ctx, int(self.pos(ctx, t)))
+        return r is not None and r[0] != "block"
+
+    # ---- ring ------------------------------------------------------------
+    def ring_push(self, job):
+        self.ring.append(job)
+        self.ring_live += 1
+
+    def ring_pop(self):
+        while self.ring_head < len(self.ring):
+            j = self.ring[self.ring_head]
+            self.ring_head += 1
+            if j.state == SHARED:
+                self.ring_live -= 1
+                return j
+        return None
+
+    # ---- heartbeat thread ----------------------------------------------------
+    def hb_kick(self, t):
+        if self.hb_asleep and self.P > 1:
+            self.hb_asleep = False
+            self.hb_gen += 1
+            # woken (wake latency), then one full interval before the beat;
+            # variant beat_on_kick: beat as soon as it is awake
+            delay = self.L if (self.beat_on_kick and self.done_at is None and t > 0) else self.L + self.period
+            self.push(t + delay, EV_BEAT, None, self.hb_gen)
+
+    def flag_all(self, t):
+        """heartbeat_all: raise the flag of every task that is not idle."""
+        self.locked(t, self.c_hb_task * self.P)
+        for w in self.tasks:
+            if w.status != IDLE:
+                w.flag = True
+                if w.status == BUSY and not w.answer_pending and w.stack[-1].waiting is None:
+                    w.answer_pending = True
+                    self.push(t + self.tick_gap, EV_ANSWER, w)
+
+    def on_beat(self, t, gen):
+        if gen != self.hb_gen or self.hb_asleep:
+            return
+        if self.idle:
+            self.stats["beats"] += 1
+            self.flag_all(t)
+        if not self.idle:
+            self.hb_asleep = True      # nobody idle: sleep until kicked
+        else:
+            self.push(t + self.period, EV_BEAT, None, gen)
+
+    # ---- tasks -----------------------------------------------------------
+    def go_idle(self, w, t):
+        t = self.locked(t)
+        self.set_status(w, IDLE, t)
+        self.idle.append(w)
+        self.hb_kick(t)
+
+    def wake(self, v, t_call_end):
+        """v leaves the idle list (done by the caller under the lock) and runs
+        after the wake latency."""
+        self.set_status(v, WAKING, t_call_end)
+        self.stats["wakes"] += 1
+        self.push(t_call_end + self.L, EV_WOKEN, v)
+
+    def start_job(self, w, job, t):
+        job.state = TAKEN
+        job.taker = w
+        self.stats["taken"] += 1
+        if self.cascade and self.idle:
+            w.flag = True
+        if self.cascade_owner and self.idle:
+            # variant: the owner, who keeps the other half, shares again too
+            o = job.owner
+            o.flag = True
+            if o.status == BUSY and not o.answer_pending and o.stack[-1].waiting is None:
+                o.answer_pending = True
+                self.push(t + self.tick_gap, EV_ANSWER, o)
+        ctx = Ctx(job.desc, job.size, job, t)
+        w.stack.append(ctx)
+        self.set_status(w, BUSY, t)
+        self.schedule_reach(w)
+        if w.flag and not w.answer_pending:
+            w.answer_pending = True
+            self.push(t + self.tick_gap, EV_ANSWER, w)
+
+    def take_or_sleep(self, w, t):
+        """Under the lock: take the oldest ring job or go idle."""
+        t = self.locked(t)
+        job = self.ring_pop()
+        if job is not None:
+            self.start_job(w, job, t)
+        else:
+            self.set_status(w, IDLE, t)
+            self.idle.append(w)
+            self.hb_kick(t)
+            if self.idle_request:
+                self.flag_all(t)
+
+    def resume(self, w, t):
+        """w's top context continues (after its waited job is DONE)."""
+        ctx = w.stack[-1]
+        s = ctx.waiting
+        ctx.waiting = None
+        ctx.p_ref = s.start + s.size
+        ctx.t_ref = t
+        self.set_status(w, BUSY, t)
+        self.schedule_reach(w)
+        if w.flag and not w.answer_pending:
+            w.answer_pending = True
+            self.push(t + self.tick_gap, EV_ANSWER, w)
+
+    def on_answer(self, w, t):
+        w.answer_pending = False
+        if w.status != BUSY or not w.flag:
+            return
+        ctx = w.stack[-1]
+        if ctx.waiting is not None:
+            return
+        p = int(self.pos(ctx, t))
+        if self.leaf_block:
+            r = self.oldest_pending(ctx, p)
+            if r is not None and r[0] == "block":  # answered at the block's end
+                w.answer_pending = True
+                self.push(ctx.t_ref + (r[1] - ctx.p_ref) * self.c if t < ctx.t_ref
+                          else t + (r[1] - p) * self.c, EV_ANSWER, w)
+                return
+        w.flag = False
+        self.stats["answers"] += 1
+        if not self.idle:
+            return
+        pend = self.oldest_pending(ctx, p)
+        if pend is None or pend[0] == "block":
+            return
+        now = t
+        shared = 0
+        while shared < self.k and self.idle and pend is not None and pend[0] != "block" \
+                and self.ring_live < self.ring_cap:
+            r, rstart, rs, l, lstart = pend
+            now = self.locked(now)
+            job = Job(r, rstart, rs, w, l, lstart)
+            ctx.shared.append(job)
+            self.ring_push(job)
+            v = self.idle.pop()
+            now += self.c_wake_call
+            self.wake(v, now)
+            self.stats["shares"] += 1
+            shared += 1
+            pend = self.oldest_pending(ctx, p)
+        self.overhead(w, t, now)
+        self.schedule_reach(w)
+
+    def on_reach(self, w, t, gen):
+        if gen != w.gen or w.status != BUSY:
+            return
+        ctx = w.stack[-1]
+        if ctx.shared:
+            s = ctx.shared.pop()
+            ctx.p_ref = float(s.start)
+            ctx.t_ref = t
+            if s.state == SHARED:          # nobody took it: reclaim, run it here
+                s.state = RECLAIMED
+                self.ring_live -= 1
+                self.stats["reclaims"] += 1
+                end = self.locked(t, self.c_lock + self.c_reclaim)
+                ctx.t_ref = end
+                self.schedule_reach(w)
+            elif s.state == DONE:
+                ctx.p_ref = float(s.start + s.size)
+                ctx.t_ref = self.locked(t, self.c_lock + self.c_join_done)
+                self.schedule_reach(w)
+            else:                          # TAKEN: help, or sleep until done
+                ctx.waiting = s
+                self.stats["waits"] += 1
+                self.take_or_sleep(w, t)
+            return
+        # the context is finished
+        w.stack.pop()
+        job = ctx.job
+        if job is None:                    # the root: the run is over
+            self.done_at = t
+            return
+        now = self.locked(t)
+        job.state = DONE
+        o = job.owner
+        if o.status == IDLE and o.stack and o.stack[-1].waiting is job:
+            self.idle.remove(o)
+            now += self.c_wake_call
+            self.wake(o, now)
+        if w.stack:                        # we were helping while waiting
+            below = w.stack[-1]
+            if below.waiting.state == DONE:
+                self.resume(w, now)
+            else:
+                self.take_or_sleep(w, now)
+        else:
+            self.take_or_sleep(w, now)
+
+    def on_woken(self, w, t):
+        if w.stack and w.stack[-1].waiting is not None:   # a joiner
+            ctx = w.stack[-1]
+            if ctx.waiting.state == DONE:
+                t = self.locked(t)
+                if self.ring_live > 0 and self.idle:      # relay the wake
+                    v = self.idle.pop()
+                    t += self.c_wake_call
+                    self.wake(v, t)
+                    self.stats["relays"] += 1
+                self.resume(w, t)
+                return
+        t2 = self.locked(t)
+        job = self.ring_pop()
+        if job is not None:
+            self.start_job(w, job, t2)
+        else:
+            self.stats["empty_wakes"] += 1
+            self.set_status(w, IDLE, t2)
+            self.idle.append(w)
+            self.hb_kick(t2)
+            if self.idle_request:
+                self.flag_all(t2)
+
+    def on_sample(self, t):
+        non_busy = self.P - self.n_busy
+        if non_busy:
+            work = self.ring_live > 0 or any(
+                w.status == BUSY and self.has_pending(w, t) for w in self.tasks)
+            if work:
+                self.idle_work_area += non_busy * self.sample_dt
+        self.push(t + self.sample_dt, EV_SAMPLE)
+
+    # ---- main loop -------------------------------------------------------------
+    def run(self):
+        W = self.W
+        root = self.tasks[0]
+        for w in self.tasks[1:]:
+            self.idle.append(w)            # pool workers sleep on the idle list
+        ctx = Ctx(W.root, W.size(W.root), None, 0.0)
+        root.stack.append(ctx)
+        self.set_status(root, BUSY, 0.0)
+        self.schedule_reach(root)
+        if self.P > 1:
+            self.hb_kick(0.0)              # run_enter kicks the heartbeat thread
+            self.push(self.sample_dt / 2, EV_SAMPLE)
+        heap = self.heap
+        n = 0
+        while heap and self.done_at is None:
+            t, _, kind, w, gen = heapq.heappop(heap)
+            self.now = t
+            n += 1
+            if n > self.max_events:
+                raise RuntimeError("event limit reached")
+            if kind == EV_REACH:
+                self.on_reach(w, t, gen)
+            elif kind == EV_ANSWER:
+                self.on_answer(w, t)
+            elif kind == EV_WOKEN:
+                self.on_woken(w, t)
+            elif kind == EV_BEAT:
+                self.on_beat(t, gen)
+            elif kind == EV_SAMPLE:
+                self.on_sample(t)
+        self.stats["events"] = n
+        T = self.done_at
+        self.idle_area += (self.P - self.n_busy) * (T - self.t_last)
+        return dict(
+            workload=W.name, P=self.P, time_ns=T,
+            idle_frac=self.idle_area / (self.P * T),
+            idle_work_frac=min(1.0, self.idle_work_area / (self.P * T)),
+            all_busy_hb=(self.all_busy_at / self.H) if self.all_busy_at is not None else None,
+            busy90_hb=(self.busy90_at / self.H) if self.busy90_at is not None else None,
+            first_beat_hb=(self.L + self.period) / self.H,
+            peak_busy=self.peak_busy,
+            stats=self.stats,
+        )
+
+
+# --------------------------------------------------------------------------
+# Front end
+# --------------------------------------------------------------------------
+def make_work(spec):
+    kind, _, arg = spec.partition(":")
+    if kind == "tree":
+        return TreeSum(int(float(arg)))
+    if kind == "fib":
+        return Fib(int(arg))
+    raise SystemExit(f"unknown workload {spec!r} (tree:N or fib:N)")
+
+
+def default_cost(work):
+    if isinstance(work, Fib):
+        return DEFAULTS["c_call_fib"]
+    return DEFAULTS["c_node_tree"].get(work.n, DEFAULTS["c_node_tree_other"])
+
+
+def simulate(work, P, c_node=None, **kw):
+    if c_node is None:
+        c_node = default_cost(work)
+    return Sim(work, P, c_node, **kw).run()
+
+
+def fmt_time(ns):
+    if ns >= 1e9:
+        return f"{ns / 1e9:.3f} s"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.3f} ms"
+    return f"{ns / 1e3:.1f} us"
+
+
+def table(work, Ps, kw, out=sys.stdout, markdown=False):
+    base = simulate(work, 1, **kw)
+    rows = []
+    for P in Ps:
+        r = base if P == 1 else simulate(work, P, **kw)
+        sp = base["time_ns"] / r["time_ns"]
+        rows.append((P, r, sp))
+    if markdown:
+        print("| workers | time | speed-up | idle | idle while work exists | all busy after (heartbeats) | shares |", file=out)
+        print("|---|---|---|---|---|---|---|", file=out)
+    for P, r, sp in rows:
+        ab = "-" if P == 1 else ("never" if r["all_busy_hb"] is None else f"{r['all_busy_hb']:.2f}")
+        if markdown:
+            print(f"| {P} | {fmt_time(r['time_ns'])} | {sp:.2f}x | {100 * r['idle_frac']:.1f} % | "
+                  f"{100 * r['idle_work_frac']:.1f} % | {ab} | {r['stats']['shares']} |", file=out)
+        else:
+            print(f"  P={P:4d}  time {fmt_time(r['time_ns']):>11s}  speed-up {sp:7.2f}x  "
+                  f"idle {100 * r['idle_frac']:5.1f}%  idle-while-work {100 * r['idle_work_frac']:5.1f}%  "
+                  f"all-busy {ab:>6s} hb  shares {r['stats']['shares']:6d}  "
+                  f"wakes {r['stats']['wakes']:6d}  events {r['stats']['events']}", file=out)
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="Workloads: tree:N (balanced tree sum of N nodes), fib:N.\n"
+                                        "Example: clovesim.py -w tree:1e7 -P 1 2 4 16 64 256")
+    ap.add_argument("-w", "--workload", action="append", default=None,
+                    help="tree:N or fib:N (repeatable; default tree:1e7)")
+    ap.add_argument("-P", "--workers", type=int, nargs="+", default=[1, 2, 4, 16, 64, 256])
+    ap.add_argument("--c-node", type=float, default=None,
+                    help="ns per node / call on one thread (default: calibrated, see README)")
+    ap.add_argument("--heartbeat-us", type=float, default=DEFAULTS["heartbeat_us"])
+    ap.add_argument("--hb-late-us", type=float, default=None,
+                    help="timer lateness added to each interval (default 0.1 H + 17 us)")
+    ap.add_argument("--wake-us", type=float, default=DEFAULTS["wake_us"])
+    ap.add_argument("--wake-call-us", type=float, default=DEFAULTS["wake_call_us"])
+    ap.add_argument("--lock-us", type=float, default=DEFAULTS["lock_us"])
+    ap.add_argument("--tick-gap-nodes", type=float, default=DEFAULTS["tick_gap_nodes"])
+    ap.add_argument("--no-cascade", action="store_true", help="Spice's behaviour")
+    ap.add_argument("-k", "--shares-per-beat", type=int, default=1)
+    ap.add_argument("--contention", type=float, default=1.0,
+                    help="multiply the node cost when P > 1 (crude memory contention; 1 = none)")
+    ap.add_argument("--contention-ns", type=float, default=0.0,
+                    help="add this to the node cost when P > 1 (memory contention measured "
+                         "by the hand split: 2 x split - baseline, ns/node)")
+    ap.add_argument("--idle-request", action="store_true",
+                    help="variant: a task going idle raises every busy task's flag at once")
+    ap.add_argument("--cascade-owner", action="store_true",
+                    help="variant: when a shared job is taken while others are idle, its owner "
+                         "shares again too (with the cascade: doubling per wake-up)")
+    ap.add_argument("--beat-on-kick", action="store_true",
+                    help="variant: the heartbeat thread beats as soon as a kick wakes it")
+    ap.add_argument("--hb-per-task-us", type=float, default=DEFAULTS["hb_per_task_us"])
+    ap.add_argument("--leaf-block", type=int, default=0,
+                    help="subtrees of at most this many nodes run without forks (a grain)")
+    ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--json", action="store_true", help="one JSON object per result")
+    a = ap.parse_args(argv)
+    kw = dict(heartbeat_us=a.heartbeat_us, wake_us=a.wake_us, wake_call_us=a.wake_call_us,
+              lock_us=a.lock_us, tick_gap_nodes=a.tick_gap_nodes, cascade=not a.no_cascade,
+              k=a.shares_per_beat, contention=a.contention, leaf_block=a.leaf_block,
+              hb_late_us=a.hb_late_us, c_node=a.c_node, contention_ns=a.contention_ns,
+              idle_request=a.idle_request, beat_on_kick=a.beat_on_kick,
+              cascade_owner=a.cascade_owner,
+              hb_per_task_us=a.hb_per_task_us)
+    for spec in a.workload or ["tree:1e7"]:
+        work = make_work(spec)
+        if a.json:
+            for P in a.workers:
+                r = simulate(work, P, **kw)
+                print(json.dumps(r))
+            continue
+        print(f"{work.name}: c = {kw['c_node'] or default_cost(work)} ns/node, heartbeat "
+              f"{a.heartbeat_us:g} us, wake {a.wake_us:g} us, "
+              f"{'cascade' if kw['cascade'] else 'no cascade'}, k = {a.shares_per_beat}")
+        table(work, a.workers, kw, markdown=a.markdown)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
