@@ -33,6 +33,7 @@
 #define SEQ_SORT 256
 #define MERGE_CHUNK 256
 #define MERGE_MIN_SPLIT 64
+#define MERGE_CHECK_MIN 64
 
 typedef int sort_cmp(const void *, const void *);
 
@@ -185,7 +186,11 @@ static void merge_halves(clove_task *t, const struct sort_ctx *c, const char *s,
     size_t size = c->size;
     const char *a = s, *b = s + n1 * size;
     size_t nb = n - n1;
-    if (c->cmp(a + (n1 - 1) * size, b) <= 0) {
+    /* The in-order checks cost up to two compar calls per merge: only
+     * where that is small against the merge itself. */
+    if (n < MERGE_CHECK_MIN) {
+        merge_seq(c, a, n1, b, nb, d);
+    } else if (c->cmp(a + (n1 - 1) * size, b) <= 0) {
         memcpy(d, s, n * size);
     } else if (c->cmp(b + (nb - 1) * size, a) < 0) {
         memcpy(d, b, nb * size);
