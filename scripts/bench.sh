@@ -2,17 +2,160 @@
 # Build clove and run the tree-sum benchmark (Spice's benchmark): the
 # sequential baseline, the root split by hand onto two threads, and clove
 # at 1..32 threads, for 1000 and 10 million nodes. Takes a few minutes.
-# Usage: scripts/bench.sh [extra tree_sum args, e.g. --csv out.csv]
+# Usage: scripts/bench.sh [--all] [extra tree_sum args, e.g. --csv out.csv]
 # With --peers it also runs OpenMP tasks and oneTBB (installing libtbb-dev
 # first if missing); that adds about 2 minutes on a 2-core machine.
+# With --all it then also runs the recursive benchmarks fib, uts and nqueens
+# (bench/README.md) at their default sizes, baseline and clove at 1..32
+# threads (about 3 more minutes here); with --all --peers also their peers
+# and cutoff variants at the smaller peer sizes (about 3 more minutes).
+# With --rayon it also builds the Rayon companion (bench/rayon, Rust, Debian's
+# librust-rayon-dev with cargo --offline; installs cargo and the crate first
+# if missing) into build/bench-rayon and runs its tree sum at the same sizes
+# and thread counts (about 1 more minute); --peers runs it too when cargo
+# and the crate are already there, and says "peer rayon: not built (why)"
+# when they are not.
+# With --full it runs everything, with more samples, and keeps the results:
+# tree_sum (1 s per configuration), fib/uts/nqueens (default sizes; peers and
+# cutoff variants at the peer sizes), loops and sort with their peers, the
+# Rayon companion (tree_sum, fib, nqueens, idle, wake), idle and idle_peers
+# (idle cost and wake latency of clove, OpenMP, oneTBB), pin (CLOVE_PIN_
+# WORKERS), then bench/plot.sh. CSV files, logs and PNGs go to --out DIR
+# (default build/bench-out/full-YYYYmmdd-HHMMSS). About 10-15 minutes on a
+# 2-core machine; installs libtbb-dev, cargo, librust-rayon-dev and gnuplot
+# first if missing.
+# The extra arguments go to tree_sum only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras=()
-for a in "$@"; do if [ "$a" = --peers ]; then extras=(tbb); fi; done
+all=0
+peers=0
+rayon=0
+full=0
+out=""
+args=()
+for a in "$@"; do
+  case "$a" in
+    --all) all=1 ;;
+    --peers) peers=1; extras+=(tbb); args+=("$a") ;;
+    --rayon) rayon=1; extras+=(rayon) ;;
+    --full) full=1; extras+=(tbb rayon plot) ;;
+    --out=*) out=${a#--out=} ;;
+    *) args+=("$a") ;;
+  esac
+done
 scripts/deps.sh "${extras[@]}"
+
+# The Rayon companion: built out of the source tree, offline, against
+# /usr/share/cargo/registry (bench/rayon/.cargo/config.toml). Sets
+# rayon_bin, or prints why not and returns 1.
+rayon_bin=""
+build_rayon() {
+  local why="" rustc_v top=$PWD
+  if ! command -v cargo >/dev/null 2>&1; then
+    why="cargo not found; scripts/deps.sh rayon installs it"
+  elif ! compgen -G "/usr/share/cargo/registry/rayon-[0-9]*" >/dev/null; then
+    why="Debian's librust-rayon-dev is not installed; scripts/deps.sh rayon"
+  else
+    rustc_v=$(rustc --version 2>/dev/null || echo "rustc ?")
+    echo "peer rayon: building bench/rayon with $(cargo --version), $rustc_v"
+    if ! (cd bench/rayon && CLOVE_RUSTC_VERSION="$rustc_v" \
+          cargo build --release --offline --quiet \
+          --target-dir "$top/build/bench-rayon"); then
+      why="cargo build --release --offline failed (see above)"
+    fi
+  fi
+  if [ -n "$why" ]; then
+    echo "peer rayon: not built ($why)"
+    return 1
+  fi
+  rayon_bin=build/bench-rayon/release/clove-rayon-bench
+}
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$jobs" --target tree_sum idle
-build/bench/tree_sum -n 1000 -n 10000000 -t 1 -t 2 -t 4 -t 8 -t 16 -t 32 \
-  --baseline --split "$@"
+threads=(-t 1 -t 2 -t 4 -t 8 -t 16 -t 32)
+
+if ((full)); then
+  out=${out:-build/bench-out/full-$(date +%Y%m%d-%H%M%S)}
+  mkdir -p "$out"
+  cmake --build build -j "$jobs" --target tree_sum idle idle_peers pin fib uts \
+    nqueens loops sort
+  log() { # log NAME CMD...: run, show and keep the output
+    local name=$1
+    shift
+    echo
+    echo "== $* (load: $(cut -d' ' -f1-3 /proc/loadavg))" | tee -a "$out/$name.txt"
+    "$@" 2>&1 | tee -a "$out/$name.txt"
+  }
+  {
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) CPUs"
+    echo "kernel: $(uname -r)"
+    echo "cc: $(cc --version | head -1)"
+    echo "tbb: $(dpkg-query -W -f '${Version}' libtbb-dev 2>/dev/null || echo none)"
+    echo "rustc: $(rustc --version 2>/dev/null || echo none)"
+    echo "rayon: $(dpkg-query -W -f '${Version}' librust-rayon-dev 2>/dev/null || echo none)"
+  } | tee "$out/machine.txt"
+  log tree_sum build/bench/tree_sum -n 1000 -n 10000000 "${threads[@]}" \
+    --baseline --split --peers --min-time 1 --csv "$out/tree_sum.csv" "${args[@]}"
+  for b in fib uts nqueens; do
+    log "$b" build/bench/$b "${threads[@]}" --baseline --csv "$out/$b.csv"
+  done
+  for w in "fib 30" "uts 1000" "nqueens 12"; do
+    set -- $w
+    log "$1_peers" build/bench/$1 -n "$2" "${threads[@]}" --baseline --peers \
+      --cutoff --csv "$out/$1_peers.csv"
+  done
+  log loops build/bench/loops "${threads[@]}" --peers --csv "$out/loops.csv"
+  log sort build/bench/sort "${threads[@]}" --csv "$out/sort.csv"
+  if build_rayon > >(tee -a "$out/rayon.txt"); then
+    log rayon "$rayon_bin" tree_sum -n 1000 -n 10000000 "${threads[@]}" --baseline \
+      --min-time 1 --csv "$out/rayon_tree_sum.csv"
+    log rayon "$rayon_bin" fib -n 30 "${threads[@]}" --baseline --csv "$out/rayon_fib.csv"
+    log rayon "$rayon_bin" nqueens -n 12 "${threads[@]}" --baseline \
+      --csv "$out/rayon_nqueens.csv"
+    log idle "$rayon_bin" idle -t 16
+    log idle "$rayon_bin" wake -t 2 --samples 200
+  fi
+  log idle build/bench/idle
+  log idle build/bench/idle_peers --samples 200
+  log pin build/bench/pin --rounds 30 --csv "$out/pin.csv"
+  csvs=()
+  for f in "$out"/*.csv; do [ "$f" = "$out/pin.csv" ] || csvs+=("$f"); done
+  bench/plot.sh "$out/img" "${csvs[@]}"
+  echo "results in $out"
+  exit 0
+fi
+
+targets=(tree_sum idle)
+((all)) && targets+=(fib uts nqueens)
+cmake --build build -j "$jobs" --target "${targets[@]}"
+build/bench/tree_sum -n 1000 -n 10000000 "${threads[@]}" \
+  --baseline --split "${args[@]}"
 build/bench/idle
+if ((rayon || peers)); then
+  echo
+  if build_rayon; then
+    "$rayon_bin" tree_sum -n 1000 -n 10000000 "${threads[@]}" --baseline
+  fi
+fi
+if ((all)); then
+  for b in fib uts nqueens; do
+    echo
+    build/bench/$b "${threads[@]}" --baseline
+  done
+  if ((peers)); then
+    for w in "fib -n 30" "uts -n 1000" "nqueens -n 12"; do
+      echo
+      # shellcheck disable=SC2086
+      build/bench/$w "${threads[@]}" --baseline --peers --cutoff
+    done
+    if [ -n "$rayon_bin" ]; then
+      for w in "fib -n 30" "nqueens -n 12"; do
+        echo
+        # shellcheck disable=SC2086
+        "$rayon_bin" $w "${threads[@]}" --baseline
+      done
+    fi
+  fi
+fi

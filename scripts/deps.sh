@@ -3,8 +3,9 @@
 # a C compiler, CMake and make. Nothing else is required by the library.
 # Optional extras (clang for the warnings build, valgrind for instruction
 # counts, oneTBB for the tree_sum peers, Open MPI for examples/mpi, groff
-# and man-db to check docs/clove.3) are installed only when asked:
-# scripts/deps.sh clang valgrind tbb mpi man
+# and man-db to check docs/clove.3, cargo and Debian's rayon crate for the
+# Rayon companion bench/rayon, gnuplot for bench/plot.sh) are installed only
+# when asked: scripts/deps.sh clang valgrind tbb mpi man rayon plot
 set -euo pipefail
 need=()
 command -v cc >/dev/null 2>&1 || need+=(build-essential)
@@ -17,6 +18,9 @@ for extra in "$@"; do
     tbb) dpkg -s libtbb-dev >/dev/null 2>&1 || need+=(libtbb-dev) ;;
     mpi) { command -v mpicc && command -v mpirun; } >/dev/null 2>&1 ||
       need+=(libopenmpi-dev openmpi-bin) ;;
+    rayon) command -v cargo >/dev/null 2>&1 || need+=(cargo)
+      dpkg -s librust-rayon-dev >/dev/null 2>&1 || need+=(librust-rayon-dev) ;;
+    plot) command -v gnuplot >/dev/null 2>&1 || need+=(gnuplot-nox) ;;
     man) command -v groff >/dev/null 2>&1 || need+=(groff-base)
       command -v man >/dev/null 2>&1 || need+=(man-db) ;;
     *) echo "deps.sh: unknown extra '$extra'" >&2; exit 2 ;;
