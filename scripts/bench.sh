@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Build clove and run the tree-sum benchmark (Spice's benchmark): the
-# sequential baseline, the root split by hand onto two threads, and clove
-# at 1..32 threads, for 1000 and 10 million nodes. Takes a few minutes.
+# Build clove and run the benchmarks in their short versions (about a
+# minute on a 2-core machine): the tree-sum benchmark (Spice's benchmark:
+# the sequential baseline, the root split by hand onto two threads, and
+# clove at 1..32 threads, for 1000 and 10 million nodes), the idle check,
+# then fib(30), uts, nqueens(11), the three parallel loops and a sort of
+# 10^6 keys, each against its sequential baseline.
 # Usage: scripts/bench.sh [--all] [extra tree_sum args, e.g. --csv out.csv]
 # With --peers it also runs OpenMP tasks and oneTBB (installing libtbb-dev
 # first if missing); that adds about 2 minutes on a 2-core machine.
-# With --all it then also runs the recursive benchmarks fib, uts and nqueens
-# (bench/README.md) at their default sizes, baseline and clove at 1..32
-# threads (about 3 more minutes here); with --all --peers also their peers
+# With --all it runs fib, uts, nqueens, loops and sort at their default
+# sizes instead (bench/README.md), baseline and clove at 1..32 threads
+# (about 4 more minutes here); with --all --peers also their peers
 # and cutoff variants at the smaller peer sizes (about 3 more minutes).
 # With --rayon it also builds the Rayon companion (bench/rayon, Rust, Debian's
 # librust-rayon-dev with cargo --offline; installs cargo and the crate first
@@ -127,12 +130,23 @@ if ((full)); then
   exit 0
 fi
 
-targets=(tree_sum idle)
-((all)) && targets+=(fib uts nqueens)
-cmake --build build -j "$jobs" --target "${targets[@]}"
+cmake --build build -j "$jobs" --target tree_sum idle fib uts nqueens loops sort
 build/bench/tree_sum -n 1000 -n 10000000 "${threads[@]}" \
   --baseline --split "${args[@]}"
 build/bench/idle
+if ! ((all)); then
+  # Short versions of the other workloads (about 30 s in all here); --all
+  # runs them at their default sizes, --full with the peers and plots.
+  for w in "fib -n 30" "uts -n 1000" "nqueens -n 11"; do
+    echo
+    # shellcheck disable=SC2086
+    build/bench/$w "${threads[@]}" --baseline
+  done
+  echo
+  build/bench/loops "${threads[@]}" --min-time 0.2
+  echo
+  build/bench/sort -n 1000000 "${threads[@]}" --reps 5
+fi
 if ((rayon || peers)); then
   echo
   if build_rayon; then
@@ -144,6 +158,10 @@ if ((all)); then
     echo
     build/bench/$b "${threads[@]}" --baseline
   done
+  echo
+  build/bench/loops "${threads[@]}"
+  echo
+  build/bench/sort "${threads[@]}"
   if ((peers)); then
     for w in "fib -n 30" "uts -n 1000" "nqueens -n 12"; do
       echo
