@@ -44,21 +44,28 @@ void test_fail(const char *file, int line, const char *fmt, ...)
 #endif
 #endif
 
+/* Computed once, whichever thread asks first (tests call scaled() from
+ * jobs and from several external threads at once). */
+static double scale_value;
+static pthread_once_t scale_once = PTHREAD_ONCE_INIT;
+
+static void scale_init(void)
+{
+    double env = 1;
+    const char *s = getenv("CLOVE_TEST_SCALE");
+    if (s && *s) {
+        char *end;
+        double v = strtod(s, &end);
+        if (end != s && v > 0)
+            env = v;
+    }
+    scale_value = env * BUILD_SCALE;
+}
+
 double test_scale(void)
 {
-    static double scale = 0;
-    if (scale == 0) {
-        double env = 1;
-        const char *s = getenv("CLOVE_TEST_SCALE");
-        if (s && *s) {
-            char *end;
-            double v = strtod(s, &end);
-            if (end != s && v > 0)
-                env = v;
-        }
-        scale = env * BUILD_SCALE;
-    }
-    return scale;
+    pthread_once(&scale_once, scale_init);
+    return scale_value;
 }
 
 size_t scaled(size_t n, size_t lo)
