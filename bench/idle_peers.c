@@ -42,6 +42,7 @@
  *        IMPL: clove, omp-default, omp-passive, tbb (default: all built)
  */
 #define _GNU_SOURCE
+#include "bench_util.h"
 #include "idle_peers.h"
 #include "tree.h"
 
@@ -56,12 +57,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef CLOVE_BENCH_OPENMP_MISSING
-#define CLOVE_BENCH_OPENMP_MISSING "not configured"
-#endif
-#ifndef CLOVE_BENCH_TBB_MISSING
-#define CLOVE_BENCH_TBB_MISSING "not configured"
-#endif
 
 /* ------------------------------------------------------------------------ */
 
@@ -154,11 +149,6 @@ static void window(const char *impl, const char *label, double secs, unsigned th
     fflush(stdout);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static void report_wake(const char *impl, const char *what, unsigned threads,
                         double *lat, unsigned k, unsigned not_taken)
@@ -168,7 +158,7 @@ static void report_wake(const char *impl, const char *what, unsigned threads,
                impl, threads, not_taken);
         return;
     }
-    qsort(lat, k, sizeof *lat, cmp_double);
+    qsort(lat, k, sizeof *lat, bench_cmp_double);
     double med = k % 2 ? lat[k / 2] : (lat[k / 2 - 1] + lat[k / 2]) / 2;
     double p90 = lat[(k * 9 / 10 < k) ? k * 9 / 10 : k - 1];
     printf("  %-11s wake %u threads, %s: median %.1f us, min %.1f, p90 %.1f,"
@@ -311,7 +301,7 @@ static void run_clove(unsigned threads, double secs, long nodes, bool idle,
                    w.no_share);
         double *fork_us = w.fork_us;
         unsigned k = w.got;
-        qsort(fork_us, k, sizeof *fork_us, cmp_double);
+        qsort(fork_us, k, sizeof *fork_us, bench_cmp_double);
         if (k)
             printf("  %-11s (fork -> job start, heartbeat wait included: median %.1f us,"
                    " min %.1f, max %.1f; worker sleeps during the run: %" PRIu64

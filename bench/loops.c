@@ -50,6 +50,7 @@
 #include <clove.h>
 
 #include "loops.h"
+#include "bench_util.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -72,22 +73,6 @@ static void die(const char *fmt, const char *arg)
 /* Peers                                                                    */
 /* ------------------------------------------------------------------------ */
 
-#ifndef CLOVE_BENCH_OPENMP_MISSING
-#define CLOVE_BENCH_OPENMP_MISSING "not configured"
-#endif
-#ifndef CLOVE_BENCH_TBB_MISSING
-#define CLOVE_BENCH_TBB_MISSING "not configured"
-#endif
-#ifdef CLOVE_BENCH_OPENMP
-#define OMP_BUILT true
-#else
-#define OMP_BUILT false
-#endif
-#ifdef CLOVE_BENCH_TBB
-#define TBB_BUILT true
-#else
-#define TBB_BUILT false
-#endif
 
 enum impl { IMPL_PLAIN, IMPL_SPLIT, IMPL_CLOVE, IMPL_OMP_STATIC, IMPL_OMP_DYNAMIC, IMPL_OMP_GUIDED,
             IMPL_TBB, NIMPL };
@@ -279,12 +264,6 @@ struct config {
     double est;       /* ns of the warm-up run */
 };
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static void run_impl(const struct config *c, const struct work *w)
 {
@@ -336,9 +315,9 @@ static double sample(const struct config *c, const struct work *w)
 #endif
     void *out = output_of(w);
     memset(out, 0xFF, w->bytes);
-    double t0 = now_ns();
+    double t0 = bench_now_ns();
     run_impl(c, w);
-    double dt = now_ns() - t0;
+    double dt = bench_now_ns() - t0;
     if (memcmp(out, w->ref, w->bytes) != 0) {
         size_t esz = w->kind == W_A ? sizeof(float) : sizeof(uint64_t);
         size_t i = 0, bad = 0;
@@ -359,17 +338,7 @@ static double sample(const struct config *c, const struct work *w)
     return dt;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
-static double median_of(double *v, size_t k)
-{
-    qsort(v, k, sizeof *v, cmp_double);
-    return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Targets (tracker issues 3 and 4)                                         */
@@ -661,9 +630,9 @@ int main(int argc, char **argv)
     for (int kind = 0; kind < NWORK; kind++) {
         if (!want_work[kind]) continue;
         size_t n = n_opt ? n_opt : quick ? work_quick_n[kind] : work_default_n[kind];
-        double tb0 = now_ns();
+        double tb0 = bench_now_ns();
         struct work w = make_work(kind, n);
-        double tb = now_ns() - tb0;
+        double tb = bench_now_ns() - tb0;
 
         /* Warm-up run of every configuration (checked, timed as an
          * estimate), then the number of rounds: about min_time per
@@ -679,7 +648,7 @@ int main(int argc, char **argv)
             if (quick) {
                 rounds = 3;
             } else {
-                double per = median_of(est, nest);
+                double per = bench_median(est, nest);
                 double r = min_time * 1e9 / (per > 0 ? per : 1e6);
                 rounds = r < 5 ? 5 : r > 200 ? 200 : (size_t)r;
             }
@@ -705,7 +674,7 @@ int main(int argc, char **argv)
             cfg[k].nsamples = 0;
         }
 
-        double t0 = now_ns();
+        double t0 = bench_now_ns();
         for (size_t r = 0; r < rounds; r++)
             for (size_t k = 0; k < ncfg; k++) {
                 size_t want = cfg[k].want;
@@ -714,7 +683,7 @@ int main(int argc, char **argv)
                 cfg[k].round[cfg[k].nsamples] = r;
                 cfg[k].samples[cfg[k].nsamples++] = sample(&cfg[k], &w) / (double)n;
             }
-        double total = now_ns() - t0;
+        double total = bench_now_ns() - t0;
         if (raw)
             for (size_t k = 0; k < ncfg; k++)
                 for (size_t i = 0; i < cfg[k].nsamples; i++)
@@ -738,7 +707,7 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < ncfg; k++) {
             double *v = cfg[k].samples;
             size_t m = cfg[k].nsamples;
-            double med = median_of(v, m);
+            double med = bench_median(v, m);
             if (cfg[k].impl == IMPL_PLAIN) plain = med;
             res[k] = (struct result){ cfg[k].impl, cfg[k].threads, med };
             printf("  %-12s %7u %10.3f %10.3f %10.3f %9.3fx %8zu\n", impl_name[cfg[k].impl],

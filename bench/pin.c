@@ -33,6 +33,8 @@
 #define _GNU_SOURCE
 #include <clove.h>
 
+#include "bench_util.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -56,17 +58,7 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 struct worker_rec {
     pid_t tid;
@@ -299,7 +291,7 @@ int main(int argc, char **argv)
                 double bytes = (double)passes_of[s] * (double)sizes[s];
                 for (size_t k = 0; k < passes_of[s]; k++)
                     c->pass_ns[k] /= (double)sizes[s];
-                med[m][s][r - 1] = median(c->pass_ns, passes_of[s]);
+                med[m][s][r - 1] = bench_median(c->pass_ns, passes_of[s]);
                 thr[m][s][r - 1] = (double)(t1 - t0) / bytes;
                 w0share[m][s] += (double)c->w[0].passes / (double)passes_of[s];
                 spent[m][s] += (double)(t1 - t0) / 1e9;
@@ -326,7 +318,7 @@ int main(int argc, char **argv)
         double base = 0;
         for (int m = 0; m < NMODES; m++) {
             double *v = med[m][s];
-            double md = median(v, nsamp), th = median(thr[m][s], nsamp);
+            double md = bench_median(v, nsamp), th = bench_median(thr[m][s], nsamp);
             if (m == 0) base = md;
             char size[32];
             if (sizes[s] >= 1 << 20) snprintf(size, sizeof size, "%zu MiB", sizes[s] >> 20);

@@ -12,6 +12,7 @@
  * compared with the sequential one and a mismatch aborts.
  */
 #define _GNU_SOURCE
+#include "bench_util.h"
 #include "rec.h"
 #include "tree.h" /* omp_peer_setup, tbb_peer_*: peers/omp_tree_sum.c, tbb_tree_sum.cpp */
 
@@ -23,22 +24,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef CLOVE_BENCH_OPENMP_MISSING
-#define CLOVE_BENCH_OPENMP_MISSING "not configured"
-#endif
-#ifndef CLOVE_BENCH_TBB_MISSING
-#define CLOVE_BENCH_TBB_MISSING "not configured"
-#endif
-#ifdef CLOVE_BENCH_OPENMP
-#define OMP_BUILT true
-#else
-#define OMP_BUILT false
-#endif
-#ifdef CLOVE_BENCH_TBB
-#define TBB_BUILT true
-#else
-#define TBB_BUILT false
-#endif
 
 static const char *prog = "bench";
 
@@ -80,12 +65,6 @@ struct config {
     double est;       /* peers: time of the warm-up sample (ns) */
 };
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static const rec_workload *W;
 static unsigned cutoff;
@@ -120,7 +99,7 @@ static double sample(const struct config *c, uint64_t n, rec_result expect,
         abort();
     }
 #endif
-    double t0 = now_ns();
+    double t0 = bench_now_ns();
     for (unsigned i = 0; i < batch; i++) {
         rec_result got = run_once(c, n);
         if (got.value != expect.value || got.aux != expect.aux) {
@@ -132,7 +111,7 @@ static double sample(const struct config *c, uint64_t n, rec_result expect,
             abort();
         }
     }
-    return now_ns() - t0;
+    return bench_now_ns() - t0;
 }
 
 /* After a peer's sample, 20 ms untimed: libgomp's and oneTBB's idle
@@ -146,17 +125,7 @@ static void settle(void)
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
-static double median_of(double *v, size_t k)
-{
-    qsort(v, k, sizeof *v, cmp_double);
-    return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-}
 
 #define MAX_LIST 32
 
@@ -435,9 +404,9 @@ int rec_main(const rec_workload *w, int argc, char **argv)
         const uint64_t n = sizes[si];
         rec_result expect;
         double units = 0;
-        double tp0 = now_ns();
+        double tp0 = bench_now_ns();
         w->prepare(n, &expect, &units);
-        double tp = now_ns() - tp0;
+        double tp = bench_now_ns() - tp0;
 
         unsigned batch = (unsigned)batch_opt;
         if (!batch)
@@ -458,7 +427,7 @@ int rec_main(const rec_workload *w, int argc, char **argv)
                 for (size_t k = 0; k < ncfg; k++)
                     if (!is_peer(cfg[k].impl))
                         cal[ncal++] = sample(&cfg[k], n, expect, batch);
-                double per = median_of(cal, ncal);
+                double per = bench_median(cal, ncal);
                 double r = min_time * 1e9 / (per > 0 ? per : 1e6);
                 rounds = r < 5 ? 5 : r > 2000 ? 2000 : (size_t)r;
             }
@@ -497,7 +466,7 @@ int rec_main(const rec_workload *w, int argc, char **argv)
             if (!cfg[k].samples || !cfg[k].round) die("%s", "out of memory");
             cfg[k].nsamples = 0;
         }
-        double t0 = now_ns();
+        double t0 = bench_now_ns();
         for (size_t r = 0; r < rounds; r++)
             for (size_t k = 0; k < ncfg; k++) {
                 size_t wn = cfg[k].want;
@@ -509,7 +478,7 @@ int rec_main(const rec_workload *w, int argc, char **argv)
                 if (is_peer(cfg[k].impl))
                     settle();
             }
-        double total = now_ns() - t0;
+        double total = bench_now_ns() - t0;
         if (raw)
             for (size_t r = 0; r < rounds; r++)
                 for (size_t k = 0; k < ncfg; k++)
@@ -542,7 +511,7 @@ int rec_main(const rec_workload *w, int argc, char **argv)
         for (size_t k = 0; k < ncfg; k++) {
             double *v = cfg[k].samples;
             size_t m = cfg[k].nsamples;
-            double med = median_of(v, m);
+            double med = bench_median(v, m);
             if (cfg[k].impl == IMPL_BASELINE) base_median = med;
             char ratio[32] = "-";
             if (base_median > 0)

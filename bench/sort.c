@@ -17,6 +17,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include <clove.h>
 
+#include "bench_util.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -33,18 +35,7 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static void die(const char *what)
 {
@@ -147,7 +138,7 @@ int main(int argc, char **argv)
     for (size_t r = 0; r < reps; r++) {
         for (size_t k = 0; k < ncfg; k++) {
             memcpy(v, input, n * sizeof *input);
-            double t0 = now_s();
+            double t0 = bench_now_ns();
             if (cfg[k].pool == NULL) {
                 qsort(v, n, sizeof *v, cmp_u64);
             } else {
@@ -158,7 +149,7 @@ int main(int argc, char **argv)
                     return 1;
                 }
             }
-            double dt = now_s() - t0;
+            double dt = (bench_now_ns() - t0) * 1e-9;
             if (memcmp(v, want, n * sizeof *v) != 0) {
                 fprintf(stderr, "sort: %s on %u threads: wrong result\n", cfg[k].impl,
                         cfg[k].threads);
@@ -181,9 +172,7 @@ int main(int argc, char **argv)
     double base = 0, one = 0;
     for (size_t k = 0; k < ncfg; k++) {
         struct cfg *g = &cfg[k];
-        qsort(g->samples, g->ns, sizeof *g->samples, cmp_double);
-        double med = g->ns % 2 ? g->samples[g->ns / 2]
-                               : (g->samples[g->ns / 2 - 1] + g->samples[g->ns / 2]) / 2;
+        double med = bench_median(g->samples, g->ns);
         if (k == 0)
             base = med;
         if (g->pool && g->threads == 1)

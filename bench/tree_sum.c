@@ -33,6 +33,7 @@
 #include <clove.h>
 
 #include "tree.h"
+#include "bench_util.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -122,24 +123,6 @@ __attribute__((noinline)) static int64_t run_clove(clove_pool *pool, const node 
 /* Peers (optional; bench/peers/)                                           */
 /* ------------------------------------------------------------------------ */
 
-/* Why a peer is missing, from CMake (bench/CMakeLists.txt). */
-#ifndef CLOVE_BENCH_OPENMP_MISSING
-#define CLOVE_BENCH_OPENMP_MISSING "not configured"
-#endif
-#ifndef CLOVE_BENCH_TBB_MISSING
-#define CLOVE_BENCH_TBB_MISSING "not configured"
-#endif
-
-#ifdef CLOVE_BENCH_OPENMP
-#define OMP_BUILT true
-#else
-#define OMP_BUILT false
-#endif
-#ifdef CLOVE_BENCH_TBB
-#define TBB_BUILT true
-#else
-#define TBB_BUILT false
-#endif
 
 /* ------------------------------------------------------------------------ */
 /* Measurement                                                              */
@@ -165,12 +148,6 @@ struct config {
     double est;          /* peers: time of one sample, from the warm-up (ns) */
 };
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static int64_t run_once(const struct config *c, const node *root)
 {
@@ -207,7 +184,7 @@ static double sample(const struct config *c, const node *root, int64_t n,
         abort();
     }
 #endif
-    double t0 = now_ns();
+    double t0 = bench_now_ns();
     for (unsigned i = 0; i < batch; i++) {
         int64_t got = run_once(c, root);
         if (got != expect) {
@@ -218,20 +195,10 @@ static double sample(const struct config *c, const node *root, int64_t n,
             abort();
         }
     }
-    return now_ns() - t0;
+    return bench_now_ns() - t0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
-static double median_of(double *v, size_t k)
-{
-    qsort(v, k, sizeof *v, cmp_double);
-    return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Options                                                                  */
@@ -484,9 +451,9 @@ int main(int argc, char **argv)
 
     for (size_t si = 0; si < nsizes; si++) {
         const int64_t n = (int64_t)sizes[si];
-        double tb0 = now_ns();
+        double tb0 = bench_now_ns();
         node *root = tree_build(1, n);
-        double tb = now_ns() - tb0;
+        double tb = bench_now_ns() - tb0;
 
         unsigned batch = (unsigned)batch_opt;
         if (!batch)
@@ -515,7 +482,7 @@ int main(int argc, char **argv)
                 for (size_t k = 0; k < ncfg; k++)
                     if (!is_peer(cfg[k].impl))
                         cal[ncal++] = sample(&cfg[k], root, n, batch);
-                double per = median_of(cal, ncal);
+                double per = bench_median(cal, ncal);
                 double r = min_time * 1e9 / (per > 0 ? per : 1e6);
                 rounds = r < 5 ? 5 : r > 2000 ? 2000 : (size_t)r;
             }
@@ -557,7 +524,7 @@ int main(int argc, char **argv)
         /* Every configuration has a sample in every round, except peers with
          * fewer samples: theirs are spread evenly over the rounds (one in
          * the last round of each of `want` equal stretches). */
-        double t0 = now_ns();
+        double t0 = bench_now_ns();
         for (size_t r = 0; r < rounds; r++)
             for (size_t k = 0; k < ncfg; k++) {
                 size_t w = cfg[k].want;
@@ -567,7 +534,7 @@ int main(int argc, char **argv)
                 cfg[k].samples[cfg[k].nsamples++] =
                     sample(&cfg[k], root, n, batch) / ((double)n * batch);
             }
-        double total = now_ns() - t0;
+        double total = bench_now_ns() - t0;
         if (raw)
             for (size_t r = 0; r < rounds; r++)
                 for (size_t k = 0; k < ncfg; k++)
@@ -600,7 +567,7 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < ncfg; k++) {
             double *v = cfg[k].samples;
             size_t m = cfg[k].nsamples;
-            double med = median_of(v, m);
+            double med = bench_median(v, m);
             if (cfg[k].impl == IMPL_BASELINE) base_median = med;
             char ratio[32] = "-";
             if (base_median > 0)
