@@ -67,6 +67,26 @@ static void for_run_fn(clove_task *t, void *arg)
     ASSERT_EQ_P(t->tail, &t->head);
 }
 
+/* Checks that every index of [begin, begin + n) was covered exactly once
+ * (hits[i - c->base]) and that the sums over the indices' distinct values
+ * match; leaves the counters zero again. */
+static void check_covered(struct for_ctx *c, size_t begin, size_t n)
+{
+    struct sums e = {0, 0};
+    for (size_t k = 0; k < n; k++) {
+        size_t i = begin + k;
+        uint8_t h = atomic_load_explicit(&c->hits[i - c->base], memory_order_relaxed);
+        ASSERT_MSG(h == 1, "clove_for [%zu, %zu): index %zu covered %u times", c->begin,
+                   c->end, i, h);
+        atomic_store_explicit(&c->hits[i - c->base], 0, memory_order_relaxed);
+        uint64_t v = index_value(c->seed, i);
+        e.sum += v;
+        e.hash += index_hash(v, i);
+    }
+    ASSERT_EQ_U(atomic_load(&c->sum), e.sum);
+    ASSERT_EQ_U(atomic_load(&c->hash), e.hash);
+}
+
 /* Runs clove_for over [begin, end) on pool and checks every index once.
  * hits must have room for end - begin counters (all zero); they are left
  * zero again. Returns the number of body calls. */
@@ -83,18 +103,7 @@ static uint64_t for_checked(clove_pool *p, size_t begin, size_t end, uint64_t se
         return 0;
     }
     size_t n = end - begin;
-    struct sums e = {0, 0};
-    for (size_t k = 0; k < n; k++) {
-        uint8_t h = atomic_load_explicit(&hits[k], memory_order_relaxed);
-        ASSERT_MSG(h == 1, "clove_for [%zu, %zu): index %zu covered %u times", begin, end,
-                   begin + k, h);
-        atomic_store_explicit(&hits[k], 0, memory_order_relaxed);
-        uint64_t v = index_value(seed, begin + k);
-        e.sum += v;
-        e.hash += index_hash(v, begin + k);
-    }
-    ASSERT_EQ_U(atomic_load(&c.sum), e.sum);
-    ASSERT_EQ_U(atomic_load(&c.hash), e.hash);
+    check_covered(&c, begin, n);
     ASSERT_LE_U(atomic_load(&c.calls), n);
     ASSERT_GE_U(atomic_load(&c.calls), 1);
     return atomic_load(&c.calls);
@@ -324,17 +333,7 @@ void test_for_in_forked_jobs(void)
             struct seg_arg a = {&c, 0, nseg};
             ASSERT_OK(clove_pool_run(p, seg_fn, &a));
             ASSERT_EQ_U(atomic_load(&loop.bad), 0);
-            struct sums e = {0, 0};
-            for (size_t i = 0; i < total; i++) {
-                ASSERT_MSG(atomic_load(&hits[i]) == 1, "index %zu covered %u times", i,
-                           atomic_load(&hits[i]));
-                atomic_store(&hits[i], 0);
-                uint64_t v = index_value(loop.seed, i);
-                e.sum += v;
-                e.hash += index_hash(v, i);
-            }
-            ASSERT_EQ_U(atomic_load(&loop.sum), e.sum);
-            ASSERT_EQ_U(atomic_load(&loop.hash), e.hash);
+            check_covered(&loop, 0, total);
         }
         clove_pool_destroy(p);
     }
@@ -356,17 +355,7 @@ void test_for_irregular_cost(void)
                                 0, 0, 0, 0, 0, 0, 0};
             ASSERT_OK(clove_pool_run(p, for_run_fn, &c));
             ASSERT_EQ_U(atomic_load(&c.bad), 0);
-            struct sums e = {0, 0};
-            for (size_t i = 0; i < n; i++) {
-                ASSERT_MSG(atomic_load(&hits[i]) == 1, "index %zu covered %u times", i,
-                           atomic_load(&hits[i]));
-                atomic_store(&hits[i], 0);
-                uint64_t v = index_value(c.seed, i);
-                e.sum += v;
-                e.hash += index_hash(v, i);
-            }
-            ASSERT_EQ_U(atomic_load(&c.sum), e.sum);
-            ASSERT_EQ_U(atomic_load(&c.hash), e.hash);
+            check_covered(&c, 0, n);
             ASSERT_EQ_U(atomic_load(&c.sink), expect_sink);
             clove_pool_destroy(p);
         }

@@ -190,10 +190,8 @@ static void parse_trace(const char *path, unsigned nthreads, struct trace_counts
     char line[512];
     ASSERT(fgets(line, sizeof line, f) != NULL);
     ASSERT_CONTAINS(line, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
-    unsigned lines = 0;
     bool closed = false;
     while (fgets(line, sizeof line, f)) {
-        lines++;
         if (strcmp(line, "]}\n") == 0) {
             closed = true;
             continue;
@@ -271,7 +269,6 @@ static void parse_trace(const char *path, unsigned nthreads, struct trace_counts
         }
         free(spans[tid]);
     }
-    (void)lines;
 }
 
 static void temp_path(char *buf, size_t n)
