@@ -133,9 +133,12 @@ struct clove_pool {
 
     /* -- pool->lock protects: the ring (ring, ring_head, ring_tail), the
      *    idle list (idle_first, and every task's idle_prev/idle_next/idle),
-     *    the registered list (registered, every task's reg_prev/reg_next),
-     *    every task's waiting_on and sleep stores, every shared future's
-     *    u.state, and stopping's transition to 1. ------------------------ */
+     *    the registered list (registered, every task's reg_prev/reg_next;
+     *    external worker indices are handed out from it, see
+     *    external_index_locked), overflow, every task's waiting_on and
+     *    sleep stores, every shared future's u.state, and stopping's
+     *    transition to 1. The slots' counters are not under it: one writer
+     *    per slot at a time (struct clove__slot). --------------------- */
     pthread_mutex_t lock;
     struct clove__entry *ring; /* [ring_cap] FIFO of shared jobs; a NULL
                                 * job is a reclaimed slot (a hole) */
