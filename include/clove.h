@@ -82,11 +82,13 @@
 #ifdef __cplusplus
 #include <atomic>
 #define CLOVE__ATOMIC_U32 std::atomic<uint32_t>
+#define CLOVE__ATOMIC_PTR(T) std::atomic<T *>
 #define clove__load_relaxed(p) ((p)->load(std::memory_order_relaxed))
 extern "C" {
 #else
 #include <stdatomic.h>
 #define CLOVE__ATOMIC_U32 _Atomic uint32_t
+#define CLOVE__ATOMIC_PTR(T) _Atomic(T *)
 #define clove__load_relaxed(p) atomic_load_explicit((p), memory_order_relaxed)
 #endif
 
@@ -191,6 +193,11 @@ typedef struct clove_stats {
     uint64_t sleep_ns;   /* time asleep */
     uint64_t waits;      /* joins that waited for a job running elsewhere */
     uint64_t wait_ns;    /* time in those joins (helping and sleeping included) */
+    uint64_t stolen;     /* jobs of this worker that the heartbeat thread
+                          * shared because the worker went a whole heartbeat
+                          * interval without a fork or tick (a long leaf);
+                          * counted at their join, not in shared; reclaimed
+                          * counts those nobody took in time */
 } clove_stats;
 
 /* Snapshot of the pool's counters: *total (if not NULL) sums every task
@@ -313,9 +320,14 @@ CLOVE_API int clove_sort_stable(clove_task *t, void *base, size_t nmemb, size_t 
  *   queued:  prev != NULL. It sits in its owner's job list; prev is the
  *            previous entry (the head sentinel at worst) and u.next the next
  *            one, meaningful only if this is not the list's tail.
+ *   reserved: prev == NULL. The owner's heartbeat handler took it out of the
+ *            list (it was the oldest) and published it in task->reserve, so
+ *            that the heartbeat thread can share it while the owner runs a
+ *            long leaf; u.state holds CLOVE__TAG_RESERVED (src/internal.h).
  *   shared:  prev == NULL. The owner handed it to the pool in its heartbeat
- *            handler; u.state (guarded by the pool lock) says whether it is
- *            waiting in the pool, running elsewhere, or done.
+ *            handler (or the heartbeat thread took it from the reserve);
+ *            u.state (guarded by the pool lock) says whether it is waiting
+ *            in the pool, running elsewhere, or done.
  *   other:   after a join (debug builds mark it joined) or never forked.
  * fn and arg are written by clove_fork and read by whoever runs the job.
  */
@@ -335,8 +347,10 @@ struct clove_future {
  */
 struct clove_task {
     clove_future *tail;          /* owner only: newest queued future, &head if none */
-    CLOVE__ATOMIC_U32 heartbeat; /* set (relaxed) by the heartbeat thread,
-                                  * cleared by the owner in its handler */
+    CLOVE__ATOMIC_U32 heartbeat; /* CLOVE__HB_BEAT: set (relaxed) by the
+                                  * heartbeat thread; CLOVE__HB_ARM: set by
+                                  * the owner; cleared by the owner in its
+                                  * handler, which non-zero calls */
     clove_pool *pool;            /* constant while the task exists */
     clove_future head;           /* owner only: permanent sentinel; head.u.next
                                   * is the oldest queued future when tail != &head */
@@ -350,6 +364,13 @@ struct clove_task {
     uint32_t nshared;                  /* owner only: shared, not yet joined */
     uint32_t index;                    /* constant: clove_worker_index() */
     struct clove__slot *slot;          /* owner only: counters and trace */
+    /* The reserved future (see clove_future) or NULL. Set non-NULL only by
+     * the owner (release store, no lock); cleared by whoever claims it with
+     * a compare-and-swap: the owner at the join (no lock), the owner's
+     * heartbeat handler or the heartbeat thread (both under the lock). */
+    CLOVE__ATOMIC_PTR(clove_future) reserve;
+    clove_future *reserved;            /* owner only: what it last reserved,
+                                        * until joined or shared */
 };
 
 static inline unsigned clove_worker_index(const clove_task *t)
@@ -376,6 +397,13 @@ CLOVE_API void clove__debug_join(clove_task *t, clove_future *f);
 #define CLOVE__UNLIKELY(x) (x)
 #endif
 
+/* Bits of clove_task.heartbeat. BEAT: a heartbeat arrived (the heartbeat
+ * thread sets it every interval on busy tasks; loops split on it). ARM:
+ * the owner's next fork should reserve (set when a task starts and when
+ * its reserved future is joined, in pools with more than one thread). */
+#define CLOVE__HB_BEAT 1u
+#define CLOVE__HB_ARM 2u
+
 /* Marks a joined future in debug builds, so that a second join is caught. */
 #define CLOVE__STATE_JOINED ((uintptr_t)0x10ED)
 
@@ -390,7 +418,7 @@ CLOVE_API void clove__debug_join(clove_task *t, clove_future *f);
  */
 CLOVE__INLINE void clove_tick(clove_task *t)
 {
-    if (CLOVE__UNLIKELY(clove__load_relaxed(&t->heartbeat) != 0))
+    if (CLOVE__UNLIKELY(clove__load_relaxed(&t->heartbeat) & CLOVE__HB_BEAT))
         clove__heartbeat_slow(t);
 }
 
@@ -430,7 +458,11 @@ CLOVE__INLINE void clove_fork(clove_task *t, clove_future *f, clove_fn *fn,
     f->prev = tail;
     tail->u.next = f;
     t->tail = f;
-    clove_tick(t);
+    /* clove_tick, but also answering ARM (the first fork after the
+     * task's reserve was joined or shared reserves it): the same one load
+     * and branch. */
+    if (CLOVE__UNLIKELY(clove__load_relaxed(&t->heartbeat) != 0))
+        clove__heartbeat_slow(t);
 }
 
 /*

@@ -113,7 +113,7 @@ static void for_range(clove_task *t, const struct for_loop *loop, size_t lo,
     uint64_t t0 = now_ns();
     bool first = true;
     while (lo < hi) {
-        if (atomic_load_explicit(&t->heartbeat, memory_order_relaxed) &&
+        if ((atomic_load_explicit(&t->heartbeat, memory_order_relaxed) & CLOVE__HB_BEAT) &&
             hi - lo >= 2) {
             for_split(t, loop, lo, hi, chunk, acc);
             return;
@@ -145,7 +145,7 @@ static void for_range(clove_task *t, const struct for_loop *loop, size_t lo,
             first = false;
             if (lo < hi && atomic_load_explicit(&t->pool->idle_count, memory_order_relaxed) != 0 &&
                 (double)dt / (double)n * (double)(hi - lo) > 8.0 * (double)loop->target_ns)
-                atomic_store_explicit(&t->heartbeat, 1, memory_order_relaxed);
+                atomic_store_explicit(&t->heartbeat, CLOVE__HB_BEAT, memory_order_relaxed);
         }
     }
 }

@@ -27,6 +27,15 @@
  *   clove_pool_run is in progress. Otherwise there is nobody to share with,
  *   or nothing to share, and a heartbeat would be pure cost: it sleeps until
  *   a task goes idle or a run starts.
+ * - Long leaves (a stretch with no fork and no tick) would leave the owner's
+ *   queue unshared. So in pools with workers each task keeps its oldest
+ *   fork *reserved*: taken out of the list by its own heartbeat handler and
+ *   published in task->reserve. The heartbeat thread, finding a task that
+ *   has not answered the previous heartbeat, claims the reserve with a
+ *   compare-and-swap under the lock and shares it as the owner would have;
+ *   the owner claims it back at its join with the same compare-and-swap,
+ *   without the lock. The reserved future's prev is NULL, so only its join
+ *   takes the slow path: fork/join stay plain loads and stores (share.c).
  * The protocol is model-checked with spin: see model/README.md, which maps
  * each part of model/clove.pml to the functions here.
  */
@@ -63,6 +72,9 @@
  * cold join path check LIFO order among shared futures.
  */
 #define CLOVE__TAG_MASK ((uintptr_t)0xF)
+#define CLOVE__TAG_RESERVED ((uintptr_t)0x4) /* in task->reserve; u.state belongs
+                                             * to whoever holds that claim, not
+                                             * to the lock (see share.c) */
 #define CLOVE__TAG_SHARED ((uintptr_t)0x5) /* in the ring, not started */
 #define CLOVE__TAG_TAKEN ((uintptr_t)0x6)  /* running on another task */
 #define CLOVE__TAG_DONE ((uintptr_t)0x7)   /* finished; results published */
@@ -85,6 +97,7 @@ enum {
     CLOVE__ST_SLEEP_NS,
     CLOVE__ST_WAITS,
     CLOVE__ST_WAIT_NS,
+    CLOVE__ST_STOLEN,
     CLOVE__NSTATS
 };
 
@@ -137,7 +150,8 @@ struct clove_pool {
      *    external worker indices are handed out from it, see
      *    external_index_locked), overflow, every task's waiting_on and
      *    sleep stores, every shared future's u.state, and stopping's
-     *    transition to 1. The slots' counters are not under it: one writer
+     *    transition to 1. The heartbeat thread's claim on a task's reserve
+     *    is made under it (the owner's claim is lock-free: share.c). The slots' counters are not under it: one writer
      *    per slot at a time (struct clove__slot). --------------------- */
     pthread_mutex_t lock;
     struct clove__entry *ring; /* [ring_cap] FIFO of shared jobs; a NULL
@@ -205,6 +219,11 @@ void clove__sleep_locked(clove_task *t);
 /* Remove t from the idle list and mark it woken; the caller must call
  * clove__wake_one(&t->sleep) after unlocking. Lock held. */
 void clove__idle_remove_locked(clove_task *t);
+
+/* The heartbeat thread's claim on w's reserve (lock held): if w has one and
+ * a task is idle, share it and return the idle task taken off the idle
+ * list, to be woken after unlocking; else NULL. */
+clove_task *clove__steal_locked(clove_task *w);
 
 /* pool.c: wake the heartbeat thread if it sleeps (call after making
  * runs or idle_count non-zero, without holding the lock). */

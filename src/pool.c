@@ -150,16 +150,44 @@ static void *worker_main(void *arg)
  * handler takes the lock before touching anything shared. */
 static void heartbeat_all(clove_pool *p)
 {
+    /* Tasks taken off the idle list to run a reserve shared here; woken
+     * after unlocking. At most one per idle task, so bounded by threads
+     * plus the registered tasks; a small batch, flushed when full. */
+    clove_task *wake[16];
+    unsigned nwake = 0;
     clove__lock(p);
-    for (unsigned i = 0; i < p->nworkers; i++) {
-        clove_task *w = &p->workers[i];
-        if (!w->idle)
-            atomic_store_explicit(&w->heartbeat, 1, memory_order_relaxed);
+    for (clove_task *w = p->workers, *end = p->workers + p->nworkers, *r = p->registered;;) {
+        clove_task *t;
+        if (w < end)
+            t = w++;
+        else if (r != NULL)
+            t = r, r = r->reg_next;
+        else
+            break;
+        if (t->idle)
+            continue;
+        /* BEAT still set from the previous beat: no fork and no tick for a
+         * whole interval (a long leaf). Share its reserve for it. */
+        if (atomic_load_explicit(&t->heartbeat, memory_order_relaxed) & CLOVE__HB_BEAT) {
+            clove_task *k = clove__steal_locked(t);
+            if (k != NULL) {
+                wake[nwake++] = k;
+                if (nwake == sizeof wake / sizeof wake[0]) {
+                    clove__unlock(p);
+                    for (unsigned i = 0; i < nwake; i++)
+                        clove__wake_one(&wake[i]->sleep);
+                    nwake = 0;
+                    clove__lock(p);
+                    /* The lists may have changed: the rest waits a beat. */
+                    break;
+                }
+            }
+        }
+        atomic_store_explicit(&t->heartbeat, CLOVE__HB_BEAT, memory_order_relaxed);
     }
-    for (clove_task *t = p->registered; t; t = t->reg_next)
-        if (!t->idle)
-            atomic_store_explicit(&t->heartbeat, 1, memory_order_relaxed);
     clove__unlock(p);
+    for (unsigned i = 0; i < nwake; i++)
+        clove__wake_one(&wake[i]->sleep);
 }
 
 /* Whether a heartbeat can do any good: some clove_pool_run is in progress

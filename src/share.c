@@ -15,6 +15,14 @@
  * after. The owner's task may likewise vanish once it has seen DONE, which
  * is why the taker wakes it only after unlocking and only by address.
  *
+ * A future may first be RESERVED (see "The reserve" below): taken out of
+ * the owner's list by the owner's heartbeat handler, without the lock, and
+ * published in task->reserve. From there either the owner takes it back at
+ * its join (a compare-and-swap on task->reserve, no lock), or it becomes
+ * SHARED, claimed by the same compare-and-swap under the lock: by the
+ * owner's heartbeat handler, or by the heartbeat thread when the owner runs
+ * a long leaf (clove__steal_locked).
+ *
  * Checked in model/clove.pml (properties and bug variants: model/README.md).
  */
 #include "internal.h"
@@ -39,6 +47,12 @@ void clove__task_init(clove_task *t, clove_pool *p, uint32_t index)
     t->idle = 0;
     t->nshared = 0;
     t->index = index;
+    atomic_init(&t->reserve, NULL);
+    t->reserved = NULL;
+    /* Armed: the first fork reserves (pools with workers only; without,
+     * there is nobody to share with and nothing of this happens). */
+    if (p->nworkers > 0)
+        atomic_store_explicit(&t->heartbeat, CLOVE__HB_ARM, memory_order_relaxed);
     /* Threads entering clove_pool_run with an index >= nthreads get a
      * slot of their own from clove_pool_run. */
     t->slot = index < p->nthreads ? &p->slots[index] : NULL;
@@ -155,56 +169,188 @@ static bool ring_pop(clove_pool *p, struct clove__entry *e)
 }
 
 /* ------------------------------------------------------------------------ */
+/* The reserve                                                              */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A heartbeat is answered at the owner's next fork or tick. A long leaf (a
+ * call that computes for milliseconds without either) would leave the jobs
+ * queued behind it unshared while other workers sleep. So each task of a
+ * pool with workers keeps its oldest fork *reserved*: detached from its list
+ * and published in t->reserve, where the heartbeat thread can take it.
+ *
+ *   - The owner reserves in its heartbeat handler (below), without the lock:
+ *     unlink the list's oldest f, f->prev = NULL, f->u.state = RESERVED with
+ *     the next LIFO sequence number, then a release store of t->reserve.
+ *     It reserves whenever it has no reserve and the list is not empty; a
+ *     task starts "armed" (heartbeat = ARM) and re-arms when it joins its
+ *     reserve, so the first fork into an empty list reserves at once.
+ *   - Because f->prev == NULL, only f's join leaves the inline fast path.
+ *     It claims f back with compare-and-swap(t->reserve, f, NULL) and, if
+ *     that succeeds, returns false: the caller runs f, as if nothing had
+ *     happened. No lock: one CAS per reserve (about one per top-level fork
+ *     or heartbeat), never on the fork/join fast path.
+ *   - The heartbeat thread (clove__steal_locked, from heartbeat_all with the
+ *     lock held) claims it with the same CAS when the owner did not answer
+ *     the previous beat (its BEAT bit is still set: no fork and no tick for
+ *     a whole interval) and a task is idle, and shares it as the owner's
+ *     handler would: ring entry, SHARED, wake one idle task.
+ *   - The owner's handler, sharing at a beat, also claims its reserve by CAS
+ *     (under the lock) and shares it first: it is older than anything in
+ *     the list.
+ * Exactly one CAS wins, and only the winner touches f's fields afterwards
+ * (the loser's CAS compares t->reserve, never f): so each reserved job runs
+ * exactly once, and f's memory is not touched after its join returns.
+ * When the owner's claim fails, it takes the lock, where the thief's SHARED
+ * state is already visible (the thief held the lock across its CAS and
+ * that store), and proceeds as for any shared future.
+ * Model: RESERVE in model/clove.pml.
+ */
+
+/* t has no reserve: make its next fork take the slow path and reserve.
+ * Invariant (owner side): a task of a pool with workers either has a
+ * reserve or has a non-zero heartbeat word, so that a long leaf never
+ * follows a fork that could not be taken. ARM is ignored by clove_tick and
+ * by the loops' split checks, so a loop of ticks on an empty list stays on
+ * the fast path. A BEAT stored between the load and the store is lost;
+ * beats are hints and the next one comes an interval later. */
+static void rearm(clove_task *t)
+{
+    atomic_store_explicit(&t->heartbeat,
+                          atomic_load_explicit(&t->heartbeat, memory_order_relaxed) |
+                              CLOVE__HB_ARM,
+                          memory_order_relaxed);
+}
+
+/* Take the oldest queued future out of t's list (owner only). */
+static clove_future *unlink_oldest(clove_task *t)
+{
+    clove_future *f = t->head.u.next;
+    if (f == t->tail) {
+        t->tail = &t->head;
+    } else {
+        f->u.next->prev = &t->head;
+        t->head.u.next = f->u.next;
+    }
+    f->prev = NULL;
+    return f;
+}
+
+static uintptr_t seq_bits(uint32_t nshared)
+{
+    return ((uintptr_t)nshared & CLOVE__SEQ_MASK) << CLOVE__SEQ_SHIFT;
+}
+
+static void reserve_oldest(clove_task *t)
+{
+    clove_future *f = unlink_oldest(t);
+    f->u.state = CLOVE__TAG_RESERVED | seq_bits(t->nshared);
+    t->nshared++;
+    t->reserved = f;
+    /* Publishes fn, arg and u.state to whoever claims f. */
+    atomic_store_explicit(&t->reserve, f, memory_order_release);
+}
+
+/* Share the claimed future f of owner into the ring as SHARED, keeping its
+ * sequence number. Lock held, ring not full. */
+static void share_locked(clove_pool *p, clove_future *f, clove_task *owner)
+{
+    uint32_t slot = ring_push(p, f, owner);
+    f->u.state = CLOVE__TAG_SHARED | ((uintptr_t)slot << CLOVE__SLOT_SHIFT) |
+                 (f->u.state & (CLOVE__SEQ_MASK << CLOVE__SEQ_SHIFT));
+}
+
+/*
+ * The heartbeat thread's half (lock held): if w has a reserve and a task is
+ * idle, claim the reserve and share it. Returns the idle task taken off the
+ * idle list, which the caller wakes after unlocking, or NULL.
+ */
+clove_task *clove__steal_locked(clove_task *w)
+{
+    clove_pool *p = w->pool;
+    if (p->idle_first == NULL || ring_full(p))
+        return NULL;
+    clove_future *f = atomic_load_explicit(&w->reserve, memory_order_relaxed);
+    if (f == NULL ||
+        !atomic_compare_exchange_strong_explicit(&w->reserve, &f, NULL, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return NULL;
+    share_locked(p, f, w);
+    /* Let the owner reserve its next oldest fork at its next tick. */
+    atomic_store_explicit(&w->heartbeat, CLOVE__HB_BEAT, memory_order_relaxed);
+    clove_task *wake = p->idle_first;
+    clove__idle_remove_locked(wake);
+    return wake;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Heartbeat handler                                                        */
 /* ------------------------------------------------------------------------ */
 
 /*
- * Called by clove_tick when the heartbeat thread set t's flag. Shares t's
- * oldest queued future if some task is idle and wakes exactly one idle
- * task. Without an idle task it returns without taking the lock.
+ * Called by clove_tick when t's flag is non-zero. On a heartbeat (BEAT),
+ * shares t's oldest job - its reserve, else the list's oldest - if some task
+ * is idle, and wakes exactly one idle task; without an idle task it takes
+ * no lock. Then, on a beat or when armed, reserves the list's oldest if t
+ * has no reserve.
  */
 /* Model: MS_HS1, MS_HS2 in model/clove.pml. */
 CLOVE__COLD void clove__heartbeat_slow(clove_task *t)
 {
+    uint32_t v = atomic_load_explicit(&t->heartbeat, memory_order_relaxed);
     atomic_store_explicit(&t->heartbeat, 0, memory_order_relaxed);
     clove_pool *p = t->pool;
-    clove__count(t, CLOVE__ST_HEARTBEATS, 1);
-    if (t->tail == &t->head ||
-        atomic_load_explicit(&p->idle_count, memory_order_relaxed) == 0) {
+    clove_task *wake = NULL;
+    /* Only the heartbeat thread clears t->reserve behind our back. */
+    if (t->reserved != NULL && atomic_load_explicit(&t->reserve, memory_order_relaxed) == NULL) {
+        t->reserved = NULL;
+        clove__count(t, CLOVE__ST_STOLEN, 1);
+    }
+    if (v & CLOVE__HB_BEAT) {
+        clove__count(t, CLOVE__ST_HEARTBEATS, 1);
+        if ((t->reserved != NULL || t->tail != &t->head) &&
+            atomic_load_explicit(&p->idle_count, memory_order_relaxed) != 0) {
+            clove__lock(p);
+            if (p->idle_first != NULL && !ring_full(p)) {
+                clove_future *f = t->reserved;
+                if (f != NULL) {
+                    t->reserved = NULL;
+                    /* Fails if the heartbeat thread took it meanwhile: then
+                     * it is shared already. */
+                    if (!atomic_compare_exchange_strong_explicit(&t->reserve, &f, NULL,
+                                                                 memory_order_relaxed,
+                                                                 memory_order_relaxed)) {
+                        f = NULL;
+                        clove__count(t, CLOVE__ST_STOLEN, 1);
+                    }
+                }
+                if (f == NULL && t->tail != &t->head) {
+                    f = unlink_oldest(t);
+                    f->u.state = seq_bits(t->nshared);
+                    t->nshared++;
+                }
+                if (f != NULL) {
+                    share_locked(p, f, t);
+                    wake = p->idle_first;
+                    clove__idle_remove_locked(wake);
+                }
+            }
+            clove__unlock(p);
+            if (wake) {
+                clove__wake_one(&wake->sleep);
+                clove__count(t, CLOVE__ST_SHARED, 1);
+            }
+        }
         if (CLOVE__UNLIKELY(t->slot->trace != NULL)) {
             uint64_t now = clove__now_ns();
-            clove__trace_write(t->slot->trace, CLOVE__EV_BEAT, now, now);
+            clove__trace_write(t->slot->trace, wake ? CLOVE__EV_SHARE : CLOVE__EV_BEAT, now, now);
         }
-        return;
     }
-
-    clove_task *wake = NULL;
-    clove__lock(p);
-    if (p->idle_first != NULL && !ring_full(p)) {
-        /* Unlink the oldest queued future (owner-only list). */
-        clove_future *f = t->head.u.next;
-        if (f == t->tail) {
-            t->tail = &t->head;
-        } else {
-            f->u.next->prev = &t->head;
-            t->head.u.next = f->u.next;
-        }
-        uint32_t slot = ring_push(p, f, t);
-        f->prev = NULL;
-        f->u.state = CLOVE__TAG_SHARED | ((uintptr_t)slot << CLOVE__SLOT_SHIFT) |
-                     (((uintptr_t)t->nshared & CLOVE__SEQ_MASK) << CLOVE__SEQ_SHIFT);
-        t->nshared++;
-        wake = p->idle_first;
-        clove__idle_remove_locked(wake);
-    }
-    clove__unlock(p);
-    if (wake) {
-        clove__wake_one(&wake->sleep);
-        clove__count(t, CLOVE__ST_SHARED, 1);
-    }
-    if (CLOVE__UNLIKELY(t->slot->trace != NULL)) {
-        uint64_t now = clove__now_ns();
-        clove__trace_write(t->slot->trace, wake ? CLOVE__EV_SHARE : CLOVE__EV_BEAT, now, now);
+    if (t->reserved == NULL && p->nworkers > 0) {
+        if (t->tail != &t->head)
+            reserve_oldest(t);
+        else
+            rearm(t); /* called by a clove_tick, or everything was shared */
     }
 }
 
@@ -234,8 +380,8 @@ bool clove__run_one_locked(clove_task *t)
      * heartbeat thread may set these flags at any time anyway, so the
      * protocol is unchanged. */
     if (p->idle_first != NULL) {
-        atomic_store_explicit(&t->heartbeat, 1, memory_order_relaxed);
-        atomic_store_explicit(&e.owner->heartbeat, 1, memory_order_relaxed);
+        atomic_store_explicit(&t->heartbeat, CLOVE__HB_BEAT, memory_order_relaxed);
+        atomic_store_explicit(&e.owner->heartbeat, CLOVE__HB_BEAT, memory_order_relaxed);
     }
     clove__unlock(p);
 
@@ -276,6 +422,29 @@ CLOVE__COLD bool clove__join_slow(clove_task *t, clove_future *f)
     if (f->prev != NULL)
         clove__misuse("clove_join", "internal: a queued future reached the slow path",
                       CLOVE__CALLER());
+    if (f == t->reserved) {
+        /* Our reserve: take it back unless the heartbeat thread took it. */
+        t->reserved = NULL;
+        clove_future *expected = f;
+        if (atomic_compare_exchange_strong_explicit(&t->reserve, &expected, NULL,
+                                                    memory_order_relaxed,
+                                                    memory_order_relaxed)) {
+            if (((f->u.state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) !=
+                    ((t->nshared - 1) & CLOVE__SEQ_MASK) ||
+                t->tail != &t->head)
+                clove__misuse("clove_join",
+                              "joins are out of LIFO order (join the most recent fork first)",
+                              CLOVE__CALLER());
+            t->nshared--;
+            f->u.state = CLOVE__STATE_JOINED; /* see the reclaim path below */
+            rearm(t);
+            return false;
+        }
+        clove__count(t, CLOVE__ST_STOLEN, 1);
+        rearm(t);
+    }
+    /* A shared future (possibly our reserve, shared by the heartbeat
+     * thread: it made that CAS and the SHARED store under the lock). */
     clove__lock(p);
     uintptr_t state = f->u.state;
     uintptr_t tag = state & CLOVE__TAG_MASK;

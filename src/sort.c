@@ -141,7 +141,7 @@ static void merge_par(clove_task *t, const struct sort_ctx *c, const char *a, si
     for (;;) {
         if (na == 0 || nb == 0)
             break;
-        if (atomic_load_explicit(&t->heartbeat, memory_order_relaxed) &&
+        if ((atomic_load_explicit(&t->heartbeat, memory_order_relaxed) & CLOVE__HB_BEAT) &&
             na + nb >= MERGE_MIN_SPLIT) {
             size_t i, j;
             if (na >= nb) {

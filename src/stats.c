@@ -176,6 +176,7 @@ static void to_stats(const uint64_t c[CLOVE__NSTATS], clove_stats *s)
     s->sleep_ns = c[CLOVE__ST_SLEEP_NS];
     s->waits = c[CLOVE__ST_WAITS];
     s->wait_ns = c[CLOVE__ST_WAIT_NS];
+    s->stolen = c[CLOVE__ST_STOLEN];
 }
 
 int clove_pool_stats(const clove_pool *cp, clove_stats *total, clove_stats *per_worker, size_t n)

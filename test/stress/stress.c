@@ -293,6 +293,9 @@ enum kind {
     K_DENSE,      /* a plain binary fork/join recursion over budget leaves */
     K_SCOPE,      /* clove_scope_run with spawns, some spawning in turn */
     K_REDUCE,     /* clove_reduce with an associative, non-commutative combine */
+    K_LONG,       /* a long leaf: spins 20-400 us without a fork or tick, so
+                   * that the forks queued before it can only be shared by
+                   * the heartbeat thread taking the reserve (src/share.c) */
 };
 
 static enum kind node_kind(const struct prog *p, const struct node *n, struct rng *r)
@@ -312,6 +315,8 @@ static enum kind node_kind(const struct prog *p, const struct node *n, struct rn
     if (dense_permille && n->budget >= 32 && rng_below(r, 1000) < dense_permille)
         return K_DENSE;
     unsigned x = (unsigned)rng_below(r, 1000);
+    if (x >= 997)
+        return K_LONG;
     if (x < 20) /* entering another pool costs wake-ups: where there is work */
         return n->plevel < MAX_PLEVEL && n->budget >= 16 ? K_RUN_OTHER : K_RUN_SAME;
     if (x < 50)
@@ -904,6 +909,13 @@ static uint64_t eval(clove_task *t, struct ctx *cx, struct node n)
         cx->p->c.nodes++;
     switch (kind) {
     case K_LEAF: return combine(acc, node_work(n.seed));
+    case K_LONG:
+        if (t) { /* the reference evaluation need not wait */
+            uint64_t end = now_ns() + 20000 + mix64(n.seed) % 380000;
+            while (now_ns() < end)
+                continue;
+        }
+        return combine(acc, node_work(n.seed));
     case K_FORKS: return eval_forks(t, cx, &n, &r, acc);
     case K_REUSE: return eval_reuse(t, cx, &n, &r, acc);
     case K_JOIN2: return eval_join2(t, cx, &n, &r, acc);
@@ -1054,10 +1066,21 @@ static void pools_create(struct pools *pl, unsigned threads, unsigned hb)
     pl->p[3] = make_pool(3, hb == 1 ? 100 : 1);
 }
 
+/* What the pools' schedulers did, summed over destroyed pools (main
+ * thread only): shows that the runs exercised sharing and the reserve. */
+static uint64_t sched_shared, sched_stolen, sched_reclaimed;
+
 static void pools_destroy(struct pools *pl)
 {
-    for (unsigned i = 0; i < NPOOLS; i++)
+    for (unsigned i = 0; i < NPOOLS; i++) {
+        clove_stats s;
+        if (clove_pool_stats(pl->p[i], &s, NULL, 0) == 0) {
+            sched_shared += s.shared;
+            sched_stolen += s.stolen;
+            sched_reclaimed += s.reclaimed;
+        }
         clove_pool_destroy(pl->p[i]);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1345,11 +1368,12 @@ static void print_summary(const char *what, const struct opts *o, const struct t
            ", join2 %" PRIu64 ") nodes=%" PRIu64 " for=%" PRIu64 " for_indices=%" PRIu64
            " nested_runs=%" PRIu64 " ext_threads=%" PRIu64 " temp_pools=%" PRIu64
            " scopes=%" PRIu64 " spawns=%" PRIu64 " reduces=%" PRIu64
-           " pool_configs=%" PRIu64 " elapsed=%.1fs programs/s=%.0f forkjoins/s=%.3g"
+           " pool_configs=%" PRIu64 " shared=%" PRIu64 " stolen=%" PRIu64
+           " reclaimed=%" PRIu64 " elapsed=%.1fs programs/s=%.0f forkjoins/s=%.3g"
            " build=%s mix=%s seed=%" PRIu64 "\n",
            what, tt->programs, forkjoins(c), c->forks, c->join2, c->nodes, c->fors,
            c->for_indices, c->runs, c->ext_threads, c->temp_pools, c->scopes, c->spawns,
-           c->reduces, configs, elapsed,
+           c->reduces, configs, sched_shared, sched_stolen, sched_reclaimed, elapsed,
            elapsed > 0 ? (double)tt->programs / elapsed : 0.0,
            elapsed > 0 ? (double)forkjoins(c) / elapsed : 0.0, build_name(),
            dense_permille ? "dense" : "full", o->seed);

@@ -1,0 +1,290 @@
+/*
+ * test_longleaf.c - long leaves: a job queued behind a call that never
+ * forks or ticks must still reach an idle worker (the reserve, src/share.c).
+ *
+ * Each test makes that the only way to finish: the long leaf spins, without
+ * a fork or a tick, until the job queued behind it has started on another
+ * task. Without the reserve the leaf would spin until its deadline (20 s)
+ * and the test fails; the result never depends on how fast it happens.
+ */
+#include "test.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Spin without ticking until *flag != 0 or the deadline; true if seen. */
+static bool spin_until(_Atomic uint32_t *flag, double seconds)
+{
+    double deadline = now_s() + seconds;
+    unsigned n = 0;
+    while (atomic_load_explicit(flag, memory_order_acquire) == 0) {
+        /* Yield now and then, so that with more threads than cores the
+         * task we wait for gets a CPU; this is no clove call. */
+        if (++n % 1024 == 0) {
+            sched_yield();
+            if (now_s() > deadline)
+                return false;
+        }
+    }
+    return true;
+}
+
+#define LEAF_DEADLINE_S 20.0
+
+/* ------------------------------------------------------------------------ */
+/* join2(a, b) at the top of a run                                          */
+/* ------------------------------------------------------------------------ */
+
+struct pair {
+    uint64_t round;
+    _Atomic uint32_t b_started;
+    _Atomic uint32_t a_runs, b_runs;
+    bool a_saw_b;
+    unsigned a_index, b_index;
+    uint64_t a_out, b_out;
+};
+
+static void pair_a(clove_task *t, void *arg)
+{
+    struct pair *p = arg;
+    atomic_fetch_add(&p->a_runs, 1);
+    p->a_index = clove_worker_index(t);
+    p->a_saw_b = spin_until(&p->b_started, LEAF_DEADLINE_S);
+    p->a_out = mix64(p->round * 2);
+}
+
+static void pair_b(clove_task *t, void *arg)
+{
+    struct pair *p = arg;
+    atomic_fetch_add(&p->b_runs, 1);
+    p->b_index = clove_worker_index(t);
+    p->b_out = mix64(p->round * 2 + 1);
+    atomic_store_explicit(&p->b_started, 1, memory_order_release);
+}
+
+static void pair_run(clove_task *t, void *arg)
+{
+    clove_join2(t, pair_a, arg, pair_b, arg);
+}
+
+static void check_pair(const struct pair *p)
+{
+    ASSERT(p->a_saw_b);
+    ASSERT_EQ_U(atomic_load(&p->a_runs), 1);
+    ASSERT_EQ_U(atomic_load(&p->b_runs), 1);
+    ASSERT(p->a_index != p->b_index);
+    ASSERT_EQ_U(p->a_out, mix64(p->round * 2));
+    ASSERT_EQ_U(p->b_out, mix64(p->round * 2 + 1));
+}
+
+void test_longleaf_join2(void)
+{
+    /* 2 threads (the target case), more threads than cores, and a short
+     * and the default heartbeat. 20 rounds per pool, each a fresh run:
+     * the first fork of every run must be reserved again. */
+    static const unsigned threads[] = {2, 3, 8};
+    static const unsigned hbs[] = {20, 100};
+    for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++) {
+        for (size_t h = 0; h < sizeof hbs / sizeof hbs[0]; h++) {
+            clove_pool *pool = make_pool(threads[i], hbs[h]);
+            for (uint64_t r = 0; r < 20; r++) {
+                struct pair p = {.round = r};
+                ASSERT_EQ_I(clove_pool_run(pool, pair_run, &p), 0);
+                check_pair(&p);
+            }
+            clove_stats s;
+            ASSERT_EQ_I(clove_pool_stats(pool, &s, NULL, 0), 0);
+            /* b can reach the other worker in two ways: shared by its
+             * owner, if a heartbeat happened to be pending at the fork,
+             * or stolen by the heartbeat thread while a spins. The second
+             * is the one a spin always leaves open, so over 20 rounds it
+             * is all but certain to happen at least once. */
+            test_log("threads %u hb %u: shared %llu stolen %llu", threads[i], hbs[h],
+                     (unsigned long long)s.shared, (unsigned long long)s.stolen);
+            ASSERT_LE_U(20, s.shared + s.stolen);
+            ASSERT_LE_U(1, s.stolen);
+            ASSERT_EQ_U(s.shared + s.stolen, s.ran + s.reclaimed);
+            clove_pool_destroy(pool);
+        }
+    }
+}
+
+/* The same pair, run many times inside one run: the reserve is joined and
+ * re-armed every round, and a round may start right after the previous
+ * one, before any new heartbeat. */
+struct rounds {
+    unsigned n;
+    struct pair *p;
+};
+
+static void rounds_run(clove_task *t, void *arg)
+{
+    struct rounds *r = arg;
+    for (unsigned i = 0; i < r->n; i++) {
+        r->p[i].round = i;
+        clove_join2(t, pair_a, &r->p[i], pair_b, &r->p[i]);
+    }
+}
+
+void test_longleaf_rounds(void)
+{
+    clove_pool *pool = make_pool(2, 50);
+    struct rounds r = {(unsigned)scaled(200, 20), NULL};
+    r.p = calloc(r.n, sizeof *r.p);
+    ASSERT(r.p != NULL);
+    ASSERT_EQ_I(clove_pool_run(pool, rounds_run, &r), 0);
+    for (unsigned i = 0; i < r.n; i++)
+        check_pair(&r.p[i]);
+    free(r.p);
+    clove_pool_destroy(pool);
+}
+
+/* ------------------------------------------------------------------------ */
+/* A long leaf deep in a recursion                                          */
+/* ------------------------------------------------------------------------ */
+
+/* deep(level): fork right(level) (marks it run and records where), then
+ * recurse; at the bottom, spin until the oldest fork (level 0, the biggest
+ * piece) has started elsewhere. Every right(level) must run exactly once. */
+#define DEEP_LEVELS 6
+
+struct deep {
+    _Atomic uint32_t runs[DEEP_LEVELS];
+    _Atomic uint32_t top_started;
+    unsigned index[DEEP_LEVELS];
+    uint64_t out[DEEP_LEVELS];
+    bool saw;
+    unsigned leaf_index;
+};
+
+struct deep_arg {
+    struct deep *d;
+    unsigned level;
+};
+
+static void deep_right(clove_task *t, void *arg)
+{
+    struct deep_arg *a = arg;
+    atomic_fetch_add(&a->d->runs[a->level], 1);
+    a->d->index[a->level] = clove_worker_index(t);
+    a->d->out[a->level] = mix64(a->level + 1000);
+    if (a->level == 0)
+        atomic_store_explicit(&a->d->top_started, 1, memory_order_release);
+}
+
+static void deep_left(clove_task *t, struct deep *d, unsigned level)
+{
+    if (level == DEEP_LEVELS) {
+        d->leaf_index = clove_worker_index(t);
+        d->saw = spin_until(&d->top_started, LEAF_DEADLINE_S);
+        return;
+    }
+    struct deep_arg ra = {d, level};
+    clove_future f;
+    clove_fork(t, &f, deep_right, &ra);
+    deep_left(t, d, level + 1);
+    if (!clove_join(t, &f))
+        deep_right(t, &ra);
+}
+
+static void deep_run(clove_task *t, void *arg)
+{
+    deep_left(t, arg, 0);
+}
+
+void test_longleaf_deep(void)
+{
+    static const unsigned threads[] = {2, 4};
+    for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++) {
+        clove_pool *pool = make_pool(threads[i], 50);
+        for (int r = 0; r < 10; r++) {
+            struct deep d;
+            memset(&d, 0, sizeof d);
+            ASSERT_EQ_I(clove_pool_run(pool, deep_run, &d), 0);
+            ASSERT(d.saw);
+            ASSERT(d.index[0] != d.leaf_index);
+            for (unsigned l = 0; l < DEEP_LEVELS; l++) {
+                ASSERT_EQ_U(atomic_load(&d.runs[l]), 1);
+                ASSERT_EQ_U(d.out[l], mix64(l + 1000));
+            }
+        }
+        clove_pool_destroy(pool);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* A long leaf on a pool worker, while the external task waits              */
+/* ------------------------------------------------------------------------ */
+
+/* The external task forks outer_b and spins until it started (on the
+ * worker, by a steal); outer_b itself is a join2 of two long leaves c, d,
+ * where c spins until d started. With two threads, d can only run on the
+ * external task, helping inside its join of outer_b - after the heartbeat
+ * thread took d from the worker's reserve. */
+struct chain {
+    _Atomic uint32_t b_started, d_started;
+    _Atomic uint32_t runs[4]; /* a, b, c, d */
+    bool a_saw, c_saw;
+    unsigned idx[4];
+};
+
+static void chain_d(clove_task *t, void *arg)
+{
+    struct chain *c = arg;
+    atomic_fetch_add(&c->runs[3], 1);
+    c->idx[3] = clove_worker_index(t);
+    atomic_store_explicit(&c->d_started, 1, memory_order_release);
+}
+
+static void chain_c(clove_task *t, void *arg)
+{
+    struct chain *c = arg;
+    atomic_fetch_add(&c->runs[2], 1);
+    c->idx[2] = clove_worker_index(t);
+    c->c_saw = spin_until(&c->d_started, LEAF_DEADLINE_S);
+}
+
+static void chain_b(clove_task *t, void *arg)
+{
+    struct chain *c = arg;
+    atomic_fetch_add(&c->runs[1], 1);
+    c->idx[1] = clove_worker_index(t);
+    atomic_store_explicit(&c->b_started, 1, memory_order_release);
+    clove_join2(t, chain_c, c, chain_d, c);
+}
+
+static void chain_a(clove_task *t, void *arg)
+{
+    struct chain *c = arg;
+    atomic_fetch_add(&c->runs[0], 1);
+    c->idx[0] = clove_worker_index(t);
+    c->a_saw = spin_until(&c->b_started, LEAF_DEADLINE_S);
+}
+
+static void chain_run(clove_task *t, void *arg)
+{
+    clove_join2(t, chain_a, arg, chain_b, arg);
+}
+
+void test_longleaf_worker(void)
+{
+    clove_pool *pool = make_pool(2, 50);
+    for (int r = 0; r < 10; r++) {
+        struct chain c;
+        memset(&c, 0, sizeof c);
+        ASSERT_EQ_I(clove_pool_run(pool, chain_run, &c), 0);
+        ASSERT(c.a_saw);
+        ASSERT(c.c_saw);
+        for (int k = 0; k < 4; k++)
+            ASSERT_EQ_U(atomic_load(&c.runs[k]), 1);
+        ASSERT(c.idx[0] != c.idx[1]);
+        ASSERT(c.idx[2] != c.idx[3]);
+    }
+    clove_stats per[2];
+    ASSERT_EQ_I(clove_pool_stats(pool, NULL, per, 2), 0);
+    /* Worker 1 ran c while d was taken from it, so each round stole from
+     * worker 1 (index 1); only the steal can hand d over while c spins. */
+    ASSERT_LE_U(10, per[1].stolen + per[1].shared);
+    clove_pool_destroy(pool);
+}
