@@ -54,9 +54,11 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define CLOVE__COLD __attribute__((cold, noinline))
+#define CLOVE__NOINLINE __attribute__((noinline))
 #define CLOVE__NORETURN __attribute__((noreturn))
 #else
 #define CLOVE__COLD
+#define CLOVE__NOINLINE
 #define CLOVE__NORETURN
 #endif
 

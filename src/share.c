@@ -214,7 +214,7 @@ static bool ring_pop(clove_pool *p, struct clove__entry *e)
  * by the loops' split checks, so a loop of ticks on an empty list stays on
  * the fast path. A BEAT stored between the load and the store is lost;
  * beats are hints and the next one comes an interval later. */
-static void rearm(clove_task *t)
+static inline void rearm(clove_task *t)
 {
     atomic_store_explicit(&t->heartbeat,
                           atomic_load_explicit(&t->heartbeat, memory_order_relaxed) |
@@ -223,7 +223,7 @@ static void rearm(clove_task *t)
 }
 
 /* Take the oldest queued future out of t's list (owner only). */
-static clove_future *unlink_oldest(clove_task *t)
+static inline clove_future *unlink_oldest(clove_task *t)
 {
     clove_future *f = t->head.u.next;
     if (f == t->tail) {
@@ -236,12 +236,12 @@ static clove_future *unlink_oldest(clove_task *t)
     return f;
 }
 
-static uintptr_t seq_bits(uint32_t nshared)
+static inline uintptr_t seq_bits(uint32_t nshared)
 {
     return ((uintptr_t)nshared & CLOVE__SEQ_MASK) << CLOVE__SEQ_SHIFT;
 }
 
-static void reserve_oldest(clove_task *t)
+static inline void reserve_oldest(clove_task *t)
 {
     clove_future *f = unlink_oldest(t);
     f->u.state = CLOVE__TAG_RESERVED | seq_bits(t->nshared);
@@ -295,10 +295,24 @@ clove_task *clove__steal_locked(clove_task *w)
  * has no reserve.
  */
 /* Model: MS_HS1, MS_HS2 in model/clove.pml. */
-CLOVE__COLD void clove__heartbeat_slow(clove_task *t)
+static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v);
+
+void clove__heartbeat_slow(clove_task *t)
 {
     uint32_t v = atomic_load_explicit(&t->heartbeat, memory_order_relaxed);
     atomic_store_explicit(&t->heartbeat, 0, memory_order_relaxed);
+    if (CLOVE__LIKELY(v == CLOVE__HB_ARM) && t->reserved == NULL && t->tail != &t->head) {
+        /* Only armed (clove_tick ignores ARM, so this is a fork into an
+         * empty list): reserve it, the short way. This runs once per
+         * top-level fork/join pair in pools with workers. */
+        reserve_oldest(t);
+        return;
+    }
+    heartbeat_beat(t, v);
+}
+
+static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
+{
     clove_pool *p = t->pool;
     clove_task *wake = NULL;
     /* Only the heartbeat thread clears t->reserve behind our back. */
@@ -414,27 +428,29 @@ bool clove__run_one_locked(clove_task *t)
 /* Join of a shared future                                                  */
 /* ------------------------------------------------------------------------ */
 
-CLOVE__COLD bool clove__join_slow(clove_task *t, clove_future *f)
+static CLOVE__NOINLINE bool join_shared(clove_task *t, clove_future *f, const void *site);
+
+CLOVE__NORETURN static CLOVE__NOINLINE void lifo_misuse(const void *site)
 {
-    clove_pool *p = t->pool;
-    /* prev is owner-only, so reading it here is not a race; the state is
-     * guarded by the lock (a taker may be writing it right now). */
-    if (f->prev != NULL)
-        clove__misuse("clove_join", "internal: a queued future reached the slow path",
-                      CLOVE__CALLER());
+    clove__misuse("clove_join", "joins are out of LIFO order (join the most recent fork first)",
+                  site);
+}
+
+/* The join of a future whose prev is NULL: the task's reserve (taken back
+ * here, the short way: it is the join of every top-level fork) or a shared
+ * future (join_shared). */
+bool clove__join_slow(clove_task *t, clove_future *f)
+{
     if (f == t->reserved) {
         /* Our reserve: take it back unless the heartbeat thread took it. */
         t->reserved = NULL;
         clove_future *expected = f;
-        if (atomic_compare_exchange_strong_explicit(&t->reserve, &expected, NULL,
-                                                    memory_order_relaxed,
-                                                    memory_order_relaxed)) {
+        if (CLOVE__LIKELY(atomic_compare_exchange_strong_explicit(
+                &t->reserve, &expected, NULL, memory_order_relaxed, memory_order_relaxed))) {
             if (((f->u.state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) !=
                     ((t->nshared - 1) & CLOVE__SEQ_MASK) ||
                 t->tail != &t->head)
-                clove__misuse("clove_join",
-                              "joins are out of LIFO order (join the most recent fork first)",
-                              CLOVE__CALLER());
+                lifo_misuse(CLOVE__CALLER());
             t->nshared--;
             f->u.state = CLOVE__STATE_JOINED; /* see the reclaim path below */
             rearm(t);
@@ -443,22 +459,32 @@ CLOVE__COLD bool clove__join_slow(clove_task *t, clove_future *f)
         clove__count(t, CLOVE__ST_STOLEN, 1);
         rearm(t);
     }
+    return join_shared(t, f, CLOVE__CALLER());
+}
+
+static CLOVE__NOINLINE bool join_shared(clove_task *t, clove_future *f, const void *site)
+{
+    clove_pool *p = t->pool;
+    /* prev is owner-only, so reading it here is not a race; the state is
+     * guarded by the lock (a taker may be writing it right now). */
+    if (f->prev != NULL)
+        clove__misuse("clove_join", "internal: a queued future reached the slow path", site);
     /* A shared future (possibly our reserve, shared by the heartbeat
      * thread: it made that CAS and the SHARED store under the lock). */
     clove__lock(p);
     uintptr_t state = f->u.state;
     uintptr_t tag = state & CLOVE__TAG_MASK;
     if (state == CLOVE__STATE_JOINED)
-        clove__misuse("clove_join", "this future was already joined", CLOVE__CALLER());
+        clove__misuse("clove_join", "this future was already joined", site);
     if (p->nworkers == 0 ||
         (tag != CLOVE__TAG_SHARED && tag != CLOVE__TAG_TAKEN && tag != CLOVE__TAG_DONE))
         clove__misuse("clove_join", "this future was never forked (or its memory was overwritten)",
-                      CLOVE__CALLER());
+                      site);
     if (((state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) != ((t->nshared - 1) & CLOVE__SEQ_MASK) ||
         t->nshared == 0 || t->tail != &t->head)
         clove__misuse("clove_join",
                       "joins are out of LIFO order (join the most recent fork first)",
-                      CLOVE__CALLER());
+                      site);
     t->nshared--;
 
     if (tag == CLOVE__TAG_SHARED) {
