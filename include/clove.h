@@ -83,12 +83,14 @@
 #include <atomic>
 #define CLOVE__ATOMIC_U32 std::atomic<uint32_t>
 #define CLOVE__ATOMIC_PTR(T) std::atomic<T *>
+#define CLOVE__ATOMIC_U64 std::atomic<uint64_t>
 #define clove__load_relaxed(p) ((p)->load(std::memory_order_relaxed))
 extern "C" {
 #else
 #include <stdatomic.h>
 #define CLOVE__ATOMIC_U32 _Atomic uint32_t
 #define CLOVE__ATOMIC_PTR(T) _Atomic(T *)
+#define CLOVE__ATOMIC_U64 _Atomic uint64_t
 #define clove__load_relaxed(p) atomic_load_explicit((p), memory_order_relaxed)
 #endif
 
@@ -371,6 +373,8 @@ struct clove_task {
     CLOVE__ATOMIC_PTR(clove_future) reserve;
     clove_future *reserved;            /* owner only: what it last reserved,
                                         * until joined or shared */
+    CLOVE__ATOMIC_U64 stolen_ns;       /* when the heartbeat thread last took
+                                        * the reserve (for the trace) */
 };
 
 static inline unsigned clove_worker_index(const clove_task *t)

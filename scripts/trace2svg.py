@@ -71,13 +71,13 @@ def main(argv):
         for itid, ts, name in instants:
             if itid != tid or not lo <= ts <= hi:
                 continue
-            c = "#2050d0" if name == "share" else "#9ab"
+            c = {"share": "#2050d0", "stolen": "#d02020"}.get(name, "#9ab")
             out.append(f'<line x1="{x(ts):.1f}" y1="{y}" x2="{x(ts):.1f}" y2="{y + 6}" '
                        f'stroke="{c}"/>')
     ly = top + row * len(tids) + 20
     for k, (label, c) in enumerate([("clove_pool_run", colors["run"]), ("shared job run", colors["job"]), ("waiting in a join", colors["wait"]),
                                     ("asleep", colors["sleep"]), ("share", "#2050d0"),
-                                    ("heartbeat", "#9ab")]):
+                                    ("stolen", "#d02020"), ("heartbeat", "#9ab")]):
         out.append(f'<rect x="{left + k * 140}" y="{ly - 10}" width="12" height="12" fill="{c}"/>')
         out.append(f'<text x="{left + k * 140 + 16}" y="{ly}">{label}</text>')
     out.append("</svg>")

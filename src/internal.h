@@ -104,7 +104,15 @@ enum {
 };
 
 /* Trace: a ring of the last `cap` events of one slot (see stats.c). */
-enum { CLOVE__EV_JOB, CLOVE__EV_WAIT, CLOVE__EV_SLEEP, CLOVE__EV_BEAT, CLOVE__EV_SHARE, CLOVE__EV_RUN };
+enum {
+    CLOVE__EV_JOB,
+    CLOVE__EV_WAIT,
+    CLOVE__EV_SLEEP,
+    CLOVE__EV_BEAT,
+    CLOVE__EV_SHARE,
+    CLOVE__EV_RUN,
+    CLOVE__EV_STOLEN
+};
 struct clove__event {
     uint64_t t0, t1; /* CLOCK_MONOTONIC ns; t1 == t0 for instants */
     uint32_t kind;

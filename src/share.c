@@ -48,6 +48,7 @@ void clove__task_init(clove_task *t, clove_pool *p, uint32_t index)
     t->nshared = 0;
     t->index = index;
     atomic_init(&t->reserve, NULL);
+    atomic_init(&t->stolen_ns, 0);
     t->reserved = NULL;
     /* Armed: the first fork reserves (pools with workers only; without,
      * there is nobody to share with and nothing of this happens). */
@@ -222,6 +223,16 @@ static inline void rearm(clove_task *t)
                           memory_order_relaxed);
 }
 
+/* The owner noticed that the heartbeat thread took its reserve. */
+static void note_stolen(clove_task *t)
+{
+    clove__count(t, CLOVE__ST_STOLEN, 1);
+    if (CLOVE__UNLIKELY(t->slot->trace != NULL)) {
+        uint64_t when = atomic_load_explicit(&t->stolen_ns, memory_order_relaxed);
+        clove__trace_write(t->slot->trace, CLOVE__EV_STOLEN, when, when);
+    }
+}
+
 /* Take the oldest queued future out of t's list (owner only). */
 static inline clove_future *unlink_oldest(clove_task *t)
 {
@@ -275,6 +286,8 @@ clove_task *clove__steal_locked(clove_task *w)
         !atomic_compare_exchange_strong_explicit(&w->reserve, &f, NULL, memory_order_acquire,
                                                  memory_order_relaxed))
         return NULL;
+    /* Read by the owner (relaxed: a trace timestamp, no data behind it). */
+    atomic_store_explicit(&w->stolen_ns, clove__now_ns(), memory_order_relaxed);
     share_locked(p, f, w);
     /* Let the owner reserve its next oldest fork at its next tick. */
     atomic_store_explicit(&w->heartbeat, CLOVE__HB_BEAT, memory_order_relaxed);
@@ -318,7 +331,7 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
     /* Only the heartbeat thread clears t->reserve behind our back. */
     if (t->reserved != NULL && atomic_load_explicit(&t->reserve, memory_order_relaxed) == NULL) {
         t->reserved = NULL;
-        clove__count(t, CLOVE__ST_STOLEN, 1);
+        note_stolen(t);
     }
     if (v & CLOVE__HB_BEAT) {
         clove__count(t, CLOVE__ST_HEARTBEATS, 1);
@@ -335,7 +348,7 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
                                                                  memory_order_relaxed,
                                                                  memory_order_relaxed)) {
                         f = NULL;
-                        clove__count(t, CLOVE__ST_STOLEN, 1);
+                        note_stolen(t);
                     }
                 }
                 if (f == NULL && t->tail != &t->head) {
@@ -456,7 +469,7 @@ bool clove__join_slow(clove_task *t, clove_future *f)
             rearm(t);
             return false;
         }
-        clove__count(t, CLOVE__ST_STOLEN, 1);
+        note_stolen(t);
         rearm(t);
     }
     return join_shared(t, f, CLOVE__CALLER());

@@ -17,8 +17,10 @@
  *     tracks of the calling threads), "job" (a shared job run for another
  *     worker), "wait" (a join waiting for a job taken elsewhere; jobs it
  *     helped with and its sleeps nest inside) and "sleep" (idle);
- *   - instant events ("ph":"i") "heartbeat" (answered, nothing shared)
- *     and "share" (answered by sharing the oldest queued job).
+ *   - instant events ("ph":"i") "heartbeat" (answered, nothing shared),
+ *     "share" (answered by sharing the oldest queued job) and "stolen"
+ *     (the heartbeat thread shared the worker's reserve during a long
+ *     leaf: at the time it did, recorded when the worker notices).
  * Threads that enter clove_pool_run with an index >= threads are counted
  * in the totals but not traced.
  */
@@ -101,6 +103,7 @@ static const char *event_name(uint32_t kind)
     case CLOVE__EV_BEAT: return "heartbeat";
     case CLOVE__EV_SHARE: return "share";
     case CLOVE__EV_RUN: return "run";
+    case CLOVE__EV_STOLEN: return "stolen";
     default: return "?";
     }
 }
@@ -131,7 +134,8 @@ static void write_trace(const clove_pool *p)
         for (uint64_t k = first; k < tr->n; k++) {
             const struct clove__event *e = &tr->ev[k % tr->cap];
             double ts = (double)(e->t0 - p->t_origin) / 1000.0;
-            if (e->kind == CLOVE__EV_BEAT || e->kind == CLOVE__EV_SHARE)
+            if (e->kind == CLOVE__EV_BEAT || e->kind == CLOVE__EV_SHARE ||
+                e->kind == CLOVE__EV_STOLEN)
                 fprintf(f, ",\n{\"name\":\"%s\",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,"
                            "\"tid\":%u,\"ts\":%.3f}",
                         event_name(e->kind), i, ts);

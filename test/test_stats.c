@@ -176,7 +176,7 @@ static int span_cmp(const void *a, const void *b)
 }
 
 struct trace_counts {
-    uint64_t jobs[64], waits[64], beats[64], shares[64], sleeps[64], runs[64];
+    uint64_t jobs[64], waits[64], beats[64], shares[64], sleeps[64], runs[64], stolen[64];
     unsigned tracks;
 };
 
@@ -240,6 +240,8 @@ static void parse_trace(const char *path, unsigned nthreads, struct trace_counts
                 tc->beats[tid]++;
             else if (!strcmp(name, "share"))
                 tc->shares[tid]++;
+            else if (!strcmp(name, "stolen"))
+                tc->stolen[tid]++;
             else
                 ASSERT_MSG(0, "unknown instant %s", line);
         } else {
@@ -284,6 +286,39 @@ static void temp_path(char *buf, size_t n)
     close(fd);
 }
 
+/* A long leaf: a spins, without a fork or a tick, until b has started
+ * elsewhere, which only the heartbeat thread's steal of the reserve (or a
+ * heartbeat pending right at the fork) can bring about. */
+struct long_pair {
+    _Atomic uint32_t b_started;
+    bool saw;
+};
+
+static void long_a(clove_task *t, void *arg)
+{
+    (void)t;
+    struct long_pair *lp = arg;
+    double deadline = now_s() + 20;
+    while (!atomic_load_explicit(&lp->b_started, memory_order_acquire))
+        if (now_s() > deadline)
+            return;
+    lp->saw = true;
+}
+
+static void long_b(clove_task *t, void *arg)
+{
+    (void)t;
+    atomic_store_explicit(&((struct long_pair *)arg)->b_started, 1, memory_order_release);
+}
+
+static void long_pair_run(clove_task *t, void *arg)
+{
+    /* Answer a pending heartbeat first (nothing is queued, so nothing is
+     * shared): then b can only leave by a steal. */
+    clove_tick(t);
+    clove_join2(t, long_a, arg, long_b, arg);
+}
+
 void test_trace_timeline(void)
 {
     char path[256];
@@ -295,25 +330,36 @@ void test_trace_timeline(void)
     struct busy_ctx c = {0};
     for (int r = 0; r < 2; r++)
         ASSERT_OK(clove_pool_run(p, busy_run, &c));
+    for (int r = 0; r < 3; r++) {
+        struct long_pair lp = {0, false};
+        ASSERT_OK(clove_pool_run(p, long_pair_run, &lp));
+        ASSERT(lp.saw);
+    }
     clove_stats per[3];
     ASSERT_OK(clove_pool_stats(p, NULL, per, 3));
     clove_pool_destroy(p);
     struct trace_counts tc;
     parse_trace(path, n, &tc);
     for (unsigned i = 0; i < n; i++) {
-        test_log("track %u: %ju jobs, %ju waits, %ju sleeps, %ju beats, %ju shares\n", i,
-                 (uintmax_t)tc.jobs[i], (uintmax_t)tc.waits[i], (uintmax_t)tc.sleeps[i],
-                 (uintmax_t)tc.beats[i], (uintmax_t)tc.shares[i]);
+        test_log("track %u: %ju jobs, %ju waits, %ju sleeps, %ju beats, %ju shares, "
+                 "%ju stolen\n",
+                 i, (uintmax_t)tc.jobs[i], (uintmax_t)tc.waits[i], (uintmax_t)tc.sleeps[i],
+                 (uintmax_t)tc.beats[i], (uintmax_t)tc.shares[i], (uintmax_t)tc.stolen[i]);
         /* Runs were over when the counters were read: jobs, waits and
          * heartbeats match exactly (sleeps may end later, at destroy). */
         ASSERT_EQ_U(tc.jobs[i], per[i].ran);
         ASSERT_EQ_U(tc.waits[i], per[i].waits);
         ASSERT_EQ_U(tc.shares[i], per[i].shared);
+        ASSERT_EQ_U(tc.stolen[i], per[i].stolen);
         ASSERT_EQ_U(tc.beats[i] + tc.shares[i], per[i].heartbeats);
         ASSERT_GE_U(tc.sleeps[i], per[i].sleeps);
     }
     ASSERT_GE_U(tc.shares[0], 1);
-    ASSERT_EQ_U(tc.runs[0], 2);
+    /* Three long-leaf runs: b reached the other worker each time; only a
+     * heartbeat arriving between the tick and the fork could have let it
+     * go as a share instead. */
+    ASSERT_GE_U(tc.stolen[0], 1);
+    ASSERT_EQ_U(tc.runs[0], 5);
     ASSERT_EQ_U(tc.runs[1] + tc.runs[2], 0);
     ASSERT_OK(unlink(path));
 
