@@ -225,6 +225,80 @@ static void test_join_kinds()
     }
 }
 
+// The forked side is kept by value when it is a small, trivially copyable
+// callable with a const call operator, and by pointer otherwise (clove.hpp,
+// side_by_value). Each kind must run exactly once per join, with its
+// result delivered, taken or not; a side with a non-const operator() must
+// run on the very object passed (its state is visible after the join).
+static uint64_t leaf_value(int i) { return (uint64_t(i) * 0x9e3779b97f4a7c15ull) ^ (uint64_t(i) >> 3); }
+
+struct stateful_side { // non-const operator(): kept by pointer
+    int lo, hi;
+    uint64_t out;
+    uint64_t operator()(clove::task t);
+};
+
+struct big_side { // const, but too big to copy: kept by pointer
+    int lo, hi, pad1, pad2, pad3;
+    uint64_t operator()(clove::task t) const;
+};
+
+static uint64_t sum_sides(clove::task t, int lo, int hi, int kind)
+{
+    if (hi - lo == 1)
+        return leaf_value(lo);
+    int mid = lo + (hi - lo) / 2;
+    auto f = [&](clove::task t2) { return sum_sides(t2, lo, mid, (kind + 1) % 3); };
+    if (kind == 0) { // small const lambda by value: copied into the frame
+        auto [a, b] = t.join(f, [mid, hi](clove::task t2) { return sum_sides(t2, mid, hi, 1); });
+        return a + b;
+    }
+    if (kind == 1) {
+        stateful_side g{mid, hi, ~uint64_t(0)};
+        auto [a, b] = t.join(f, g);
+        CHECK(g.out == b); // ran on g itself, here or elsewhere
+        return a + b;
+    }
+    big_side g{mid, hi, 1, 2, 3};
+    auto [a, b] = t.join(f, g);
+    return a + b;
+}
+
+uint64_t stateful_side::operator()(clove::task t)
+{
+    out = sum_sides(t, lo, hi, 2);
+    return out;
+}
+
+uint64_t big_side::operator()(clove::task t) const
+{
+    return sum_sides(t, lo, hi, pad1 + pad2 + pad3 == 6 ? 0 : 1);
+}
+
+struct small_side {
+    const int *p;
+    int operator()(clove::task) const { return *p; }
+};
+static_assert(clove::detail::side_by_value<small_side>());
+static_assert(clove::detail::side_by_value<const small_side>());
+static_assert(!clove::detail::side_by_value<stateful_side>());
+static_assert(!clove::detail::side_by_value<const big_side>());
+
+static void test_join_sides()
+{
+    const int n = kScale > 1 ? 20000 : 200000;
+    uint64_t expect = 0;
+    for (int i = 0; i < n; i++)
+        expect += leaf_value(i);
+    for (unsigned th : kThreads) {
+        clove::pool p = make_pool(th);
+        for (int kind = 0; kind < 3; kind++) {
+            auto r = p.run([&](clove::task t) { return sum_sides(t, 0, n, kind); });
+            CHECK(r == expect);
+        }
+    }
+}
+
 // A recursion where the leaf `bad` throws: the exception comes out of the
 // outermost join, after every other leaf ran (both sides always finish).
 static void throwing_tree(clove::task t, int lo, int hi, int bad, int bad2,
@@ -710,6 +784,7 @@ static const test_entry tests[] = {
     {"pool_basics", test_pool_basics},
     {"join_tree_sum", test_join_tree_sum},
     {"join_kinds", test_join_kinds},
+    {"join_sides", test_join_sides},
     {"join_exceptions", test_join_exceptions},
     {"parallel_for", test_parallel_for},
     {"parallel_for_exceptions", test_parallel_for_exceptions},
