@@ -76,7 +76,7 @@ void clove__debug_fork(clove_task *t, clove_future *f)
     check_task("clove_fork", t, site);
     if (f == NULL)
         clove__misuse("clove_fork", "the future is NULL", site);
-    if (f == t->tail)
+    if (f == t->tail || f == t->reserved)
         clove__misuse("clove_fork", "this future is already forked and not yet joined", site);
 }
 

@@ -344,6 +344,10 @@ static const struct misuse_case cases[] = {
     {"fork_null_task", m_fork_null_task, 1, "clove_fork: the task is NULL", 0},
     {"fork_twice", m_fork_twice, 1,
      "clove_fork: this future is already forked and not yet joined", 0},
+    /* With workers, the first fork into an empty list is reserved (taken
+     * out of the list): the check must know that too. */
+    {"fork_twice_2", m_fork_twice, 2,
+     "clove_fork: this future is already forked and not yet joined", 0},
     {"spawn_after_return", m_spawn_after_return, 2,
      "clove_spawn: the function that received this scope has returned", 0},
     {"spawn_other_task", m_spawn_other_task, 2,
