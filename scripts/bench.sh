@@ -4,7 +4,8 @@
 # the sequential baseline, the root split by hand onto two threads, and
 # clove at 1..32 threads, for 1000 and 10 million nodes), the idle check,
 # then fib(30), uts, nqueens(11), the three parallel loops and a sort of
-# 10^6 keys, each against its sequential baseline.
+# 10^6 keys, each against its sequential baseline, and long leaves (pairs
+# of leaves that never fork, bench/longleaf).
 # Usage: scripts/bench.sh [--all] [extra tree_sum args, e.g. --csv out.csv]
 # With --peers it also runs OpenMP tasks and oneTBB (installing libtbb-dev
 # first if missing); that adds about 2 minutes on a 2-core machine.
@@ -23,7 +24,7 @@
 # cutoff variants at the peer sizes), loops and sort with their peers, the
 # Rayon companion (tree_sum, fib, nqueens, idle, wake), idle and idle_peers
 # (idle cost and wake latency of clove, OpenMP, oneTBB), pin (CLOVE_PIN_
-# WORKERS), then bench/plot.sh. CSV files, logs and PNGs go to --out DIR
+# WORKERS), longleaf, then bench/plot.sh. CSV files, logs and PNGs go to --out DIR
 # (default build/bench-out/full-YYYYmmdd-HHMMSS). About 10-15 minutes on a
 # 2-core machine; installs libtbb-dev, cargo, librust-rayon-dev and gnuplot
 # first if missing.
@@ -82,7 +83,7 @@ if ((full)); then
   out=${out:-build/bench-out/full-$(date +%Y%m%d-%H%M%S)}
   mkdir -p "$out"
   cmake --build build -j "$jobs" --target tree_sum idle idle_peers pin fib uts \
-    nqueens loops sort
+    nqueens loops sort longleaf
   log() { # log NAME CMD...: run, show and keep the output
     local name=$1
     shift
@@ -111,6 +112,7 @@ if ((full)); then
   done
   log loops build/bench/loops "${threads[@]}" --peers --csv "$out/loops.csv"
   log sort build/bench/sort "${threads[@]}" --csv "$out/sort.csv"
+  log longleaf build/bench/longleaf -t 1 -t 2 -t 4 --csv "$out/longleaf.csv"
   if build_rayon > >(tee -a "$out/rayon.txt"); then
     log rayon "$rayon_bin" tree_sum -n 1000 -n 10000000 "${threads[@]}" --baseline \
       --min-time 1 --csv "$out/rayon_tree_sum.csv"
@@ -124,13 +126,15 @@ if ((full)); then
   log idle build/bench/idle_peers --samples 200
   log pin build/bench/pin --rounds 30 --csv "$out/pin.csv"
   csvs=()
-  for f in "$out"/*.csv; do [ "$f" = "$out/pin.csv" ] || csvs+=("$f"); done
+  for f in "$out"/*.csv; do
+    case $f in "$out/pin.csv" | "$out/longleaf.csv") ;; *) csvs+=("$f") ;; esac
+  done
   bench/plot.sh "$out/img" "${csvs[@]}"
   echo "results in $out"
   exit 0
 fi
 
-cmake --build build -j "$jobs" --target tree_sum idle fib uts nqueens loops sort
+cmake --build build -j "$jobs" --target tree_sum idle fib uts nqueens loops sort longleaf
 build/bench/tree_sum -n 1000 -n 10000000 "${threads[@]}" \
   --baseline --split "${args[@]}"
 build/bench/idle
@@ -146,6 +150,8 @@ if ! ((all)); then
   build/bench/loops "${threads[@]}" --min-time 0.2
   echo
   build/bench/sort -n 1000000 "${threads[@]}" --reps 5
+  echo
+  build/bench/longleaf -t 1 -t 2 --reps 3
 fi
 if ((rayon || peers)); then
   echo
