@@ -205,7 +205,8 @@ static bool ring_pop(clove_pool *p, struct clove__entry *e)
  * When the owner's claim fails, it takes the lock, where the thief's SHARED
  * state is already visible (the thief held the lock across its CAS and
  * that store), and proceeds as for any shared future.
- * Model: RESERVE in model/clove.pml.
+ * Model: MS_HS1..MS_HS3 (the handler), MS_JARM (the join's claim) and the
+ * heartbeat thread's steal steps (hs 1..4) in model/clove.pml.
  */
 
 /* t has no reserve: make its next fork take the slow path and reserve.
@@ -312,8 +313,11 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v);
 
 void clove__heartbeat_slow(clove_task *t)
 {
-    uint32_t v = atomic_load_explicit(&t->heartbeat, memory_order_relaxed);
-    atomic_store_explicit(&t->heartbeat, 0, memory_order_relaxed);
+    /* One exchange, not a load and a store: a BEAT stored between the two
+     * would be erased unanswered after the heartbeat thread saw it set and
+     * took our reserve, and then nothing would make our next fork reserve
+     * (model/README.md, finding "spec-leaf"). */
+    uint32_t v = atomic_exchange_explicit(&t->heartbeat, 0, memory_order_relaxed);
     if (CLOVE__LIKELY(v == CLOVE__HB_ARM) && t->reserved == NULL && t->tail != &t->head) {
         /* Only armed (clove_tick ignores ARM, so this is a fork into an
          * empty list): reserve it, the short way. This runs once per
