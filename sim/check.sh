@@ -4,6 +4,9 @@
 # no speed-up exceeds the worker count; the busy worker-time covers all the
 # work; fractions lie in [0, 1]; the calibrated 2-thread prediction of the
 # 1e7-node tree stays within 10 % of the measured time (sim/README.md).
+# Long leaves (section 6): the same invariants; with the reserve 2 workers
+# run pair:50 in <= 60 ms (measured 50.3), without it in 100 ms; the reserve
+# changes nothing on tree and fib; one reserve per task (fan:4:10 = 30 ms).
 # Usage: sim/check.sh [PYTHON]   (default python3). Exit 0 on success.
 set -eu
 PY=${1:-python3}
@@ -26,15 +29,53 @@ for spec, c in [("tree:1000000", 2.917), ("tree:1000", 2.83), ("fib:27", 1.755)]
     r1 = cs.simulate(w, 1, c_node=c)
     check(abs(r1["time_ns"] - seq) <= 1e-9 * seq, f"{w.name}: 1 worker = sequential sum ({r1['time_ns']:.1f} ns)")
     for P in (2, 4, 16, 64):
-        for kw in ({}, dict(cascade=False), dict(k=2), dict(cascade_owner=True)):
+        for kw in ({}, dict(cascade=False), dict(k=2), designs.OLD):
             sim = cs.Sim(w, P, c, **kw)
             r = sim.run()
             sp = r1["time_ns"] / r["time_ns"]
             busy = P * r["time_ns"] * (1 - r["idle_frac"])
             ok = (sp <= P * (1 + 1e-9) and busy >= seq * (1 - 1e-9)
                   and 0 <= r["idle_frac"] <= 1 and 0 <= r["idle_work_frac"] <= 1
-                  and r["stats"]["shares"] <= r["stats"]["wakes"] + 1)
+                  and r["stats"]["shares"] + r["stats"]["steals"] <= r["stats"]["wakes"] + 1)
             check(ok, f"{w.name}: P={P} {kw or 'default'}: speed-up {sp:.2f} <= {P}, busy covers the work")
+
+# long leaves: invariants, with and without the reserve
+for spec in ("pair:50", "rounds:10:5", "map:64:1", "imap:64:1:3", "fan:4:10"):
+    w = cs.make_work(spec)
+    seq = w.size(w.root)
+    r1 = cs.simulate(w, 1)
+    check(abs(r1["time_ns"] - seq) <= 1e-9 * seq, f"{w.name}: 1 worker = sequential sum ({r1['time_ns'] / 1e6:.3f} ms)")
+    for P in (2, 16):
+        for kw in ({}, dict(reserve=False), dict(reserves=4), dict(cascade=False)):
+            r = cs.simulate(w, P, **kw)
+            sp = r1["time_ns"] / r["time_ns"]
+            busy = P * r["time_ns"] * (1 - r["idle_frac"])
+            ok = (sp <= P * (1 + 1e-9) and busy >= seq * (1 - 1e-9)
+                  and 0 <= r["idle_frac"] <= 1 and 0 <= r["idle_work_frac"] <= 1
+                  and r["stats"]["shares"] + r["stats"]["steals"] <= r["stats"]["wakes"] + 1
+                  and (r["stats"]["steals"] == 0 or kw.get("reserve", True)))
+            check(ok, f"{w.name}: P={P} {kw or 'default'}: speed-up {sp:.2f} <= {P}, busy covers the work")
+
+pair = cs.make_work("pair:50")
+t_res = cs.simulate(pair, 2)["time_ns"] / 1e6
+t_nores = cs.simulate(pair, 2, reserve=False)["time_ns"] / 1e6
+check(t_res <= 60.0, f"pair 50 ms, 2 workers, reserve: {t_res:.3f} ms <= 60 ms (measured 50.3)")
+check(abs(t_nores - 100.0) < 1e-3, f"pair 50 ms, 2 workers, no reserve: {t_nores:.3f} ms = 100 ms")
+rounds = cs.make_work("rounds:10:5")
+t_res = cs.simulate(rounds, 2)["time_ns"] / 1e6
+check(t_res <= 60.0, f"rounds 10 x 5 ms, 2 workers, reserve: {t_res:.3f} ms <= 60 ms (measured 51.9)")
+fan = cs.make_work("fan:4:10")
+t_fan = cs.simulate(fan, 16)["time_ns"] / 1e6
+check(abs(t_fan - 30.0) < 0.5, f"fan 4 x 10 ms, 16 workers: {t_fan:.3f} ms = 30 ms (one reserve per task)")
+mp = cs.make_work("map:256:1")
+a, b = (cs.simulate(mp, 16, reserve=r)["time_ns"] for r in (False, True))
+check(b < a, f"map 256 x 1 ms, 16 workers: reserve {b / 1e6:.3f} ms < no reserve {a / 1e6:.3f} ms")
+for spec, c, P in (("tree:1000000", 2.917, 16), ("fib:27", 1.755, 64)):
+    w = cs.make_work(spec)
+    a = cs.simulate(w, P, c_node=c, reserve=False)
+    b = cs.simulate(w, P, c_node=c)
+    check(a["time_ns"] == b["time_ns"] and b["stats"]["steals"] == 0,
+          f"{w.name}, {P} workers: the reserve changes nothing ({b['stats']['steals']} steals)")
 
 m = designs.MEASURED[10000000]
 w = cs.TreeSum(10000000)

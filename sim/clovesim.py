@@ -23,6 +23,18 @@ Models (see sim/README.md for the long version and the calibration):
   - joins: reclaim a still-queued shared job (run it here), skip a done
     one, or wait: help with ring jobs, else sleep until the taker wakes us
     (and relay a share-wake if we were woken just as our job finished);
+  - the cascade's owner re-share (src/ since 2026-11-30): the taker also
+    raises the flag of the job's owner (default on; --no-cascade-owner);
+  - the reserve (src/ since 2026-11-30; default on; --no-reserve): each task
+    keeps its oldest queued fork published; at each beat the heartbeat
+    thread, for every busy task whose flag is still raised (no fork since
+    the flag went up: a long leaf), if a task is idle and the ring has
+    room, claims that fork and shares it as the owner would (ring, wake
+    one idle task, after the lock); at most one per task until the task
+    forks again (which re-reserves); at most 16 steals per beat;
+  - long-leaf workloads (pair, rounds, map, imap, tmap, fan): node costs in
+    ns, leaves that compute for milliseconds without a fork; a flag is
+    answered at the task's next fork, found in the tree;
   - optional design variants: no cascade (Spice), k shares per answer.
 Not modelled: memory bandwidth and cache effects (a node costs the same
 whatever the number of workers, except for the crude --contention factor),
@@ -89,6 +101,9 @@ class TreeSum:
         rs = d - 1 - ls
         return (ls if ls else None, ls, rs if rs else None, rs, ls > 0 and rs > 0)
 
+    def cost(self, d):
+        return 1
+
     def label(self, d):
         return f"subtree of {d} nodes"
 
@@ -113,8 +128,153 @@ class Fib:
             return None
         return (d - 1, self.calls[d - 1], d - 2, self.calls[d - 2], True)
 
+    def cost(self, d):
+        return 1
+
     def label(self, d):
         return f"fib({d})"
+
+
+# Long-leaf workloads. Their unit is the nanosecond (c = 1 ns per unit): a
+# node's own cost is cost(d) units, spent at its start, before its children
+# (pre-order). A leaf computes for its whole cost without a fork or a tick;
+# an internal node costs FORK_NS (a fork and its join) and forks its right
+# child, except a "sequence" node (forks False: the right child runs after
+# the left, as the next iteration of a loop), which costs nothing.
+FORK_NS = 3.0
+
+
+def parse_ms(s):
+    """A duration in ms; suffixes us, ms, s accepted ("500us", "2s")."""
+    s = s.strip()
+    for suf, f in (("us", 1e-3), ("ms", 1.0), ("s", 1e3)):
+        if s.endswith(suf) and s[:-len(suf)].replace(".", "", 1).replace("e", "", 1).isdigit():
+            return float(s[:-len(suf)]) * f
+    return float(s)
+
+
+def fmt_ms(ms):
+    return f"{ms:g} ms" if ms >= 1 else f"{ms * 1e3:g} us"
+
+
+class LongLeaves:
+    long = True
+    unit_ns = 1.0
+
+
+class Rounds(LongLeaves):
+    """bench/longleaf.c: `pairs` calls of clove_join2(leaf, leaf) in a loop
+    (pair:L is rounds:1:L). clove_join2 forks b, runs a, joins b. The loop
+    is a balanced tree of sequence nodes over the rounds (the same
+    pre-order as a chain, with a small depth)."""
+
+    def __init__(self, pairs, leaf_ms, fork_ns=FORK_NS):
+        self.pairs = pairs
+        self.L = leaf_ms * 1e6
+        self.fk = fork_ns
+        self.pair_size = fork_ns + 2 * self.L
+        self.root = ("R", 0, pairs)
+        self.name = f"pair {fmt_ms(leaf_ms)}" if pairs == 1 else f"rounds {pairs} x {fmt_ms(leaf_ms)}"
+
+    def size(self, d):
+        if d[0] == "L":
+            return self.L
+        return (d[2] - d[1]) * self.pair_size
+
+    def cost(self, d):
+        if d[0] == "L":
+            return self.L
+        return self.fk if d[2] - d[1] == 1 else 0.0
+
+    def children(self, d):
+        if d[0] == "L":
+            return None
+        lo, hi = d[1], d[2]
+        if hi - lo == 1:          # clove_join2: fork b (right), run a (left)
+            return (("L",), self.L, ("L",), self.L, True)
+        mid = (lo + hi) // 2
+        return (("R", lo, mid), (mid - lo) * self.pair_size,
+                ("R", mid, hi), (hi - mid) * self.pair_size, False)
+
+    def label(self, d):
+        return "leaf" if d[0] == "L" else f"rounds {d[1]}..{d[2]}"
+
+
+class Map(LongLeaves):
+    """A parallel map over n coarse items written as divide and conquer:
+    map(lo, hi) forks map(mid, hi), runs map(lo, mid), joins; an item is a
+    leaf that computes for leaf_ns[i] without forking or ticking."""
+
+    def __init__(self, leaf_ns, name, fork_ns=FORK_NS):
+        self.n = len(leaf_ns)
+        self.fk = fork_ns
+        self.leaf = list(leaf_ns)
+        self.pre = [0.0]
+        for x in self.leaf:
+            self.pre.append(self.pre[-1] + x)
+        self.root = (0, self.n)
+        self.name = name
+
+    def size(self, d):
+        lo, hi = d
+        return self.pre[hi] - self.pre[lo] + (hi - lo - 1) * self.fk
+
+    def cost(self, d):
+        lo, hi = d
+        return self.leaf[lo] if hi - lo == 1 else self.fk
+
+    def children(self, d):
+        lo, hi = d
+        if hi - lo == 1:
+            return None
+        mid = lo + (hi - lo) // 2
+        return ((lo, mid), self.size((lo, mid)), (mid, hi), self.size((mid, hi)), True)
+
+    def label(self, d):
+        return f"items {d[0]}..{d[1]}"
+
+
+class Fan(LongLeaves):
+    """A flat fork-out: fork k - 1 leaves in a loop, run one leaf, join them
+    in LIFO order (so the first fork is the oldest, the one reserved)."""
+
+    def __init__(self, k, leaf_ms, fork_ns=FORK_NS):
+        self.k = k
+        self.L = leaf_ms * 1e6
+        self.fk = fork_ns
+        self.root = ("F", k - 1)
+        self.name = f"fan {k} x {fmt_ms(leaf_ms)}"
+
+    def size(self, d):
+        if d[0] == "L":
+            return self.L
+        return d[1] * (self.fk + self.L) + self.L
+
+    def cost(self, d):
+        return self.L if d[0] == "L" or d[1] == 0 else self.fk
+
+    def children(self, d):
+        if d[0] == "L" or d[1] == 0:
+            return None
+        rest = ("F", d[1] - 1)
+        return (rest, self.size(rest), ("L",), self.L, True)
+
+    def label(self, d):
+        return "leaf" if d[0] == "L" or d[1] == 0 else f"fan of {d[1] + 1}"
+
+
+def map_leaves(kind, n, leaf_ms, seed=1):
+    """Leaf costs (ns) of the map workloads: 'map' all equal; 'imap'
+    exponentially distributed (mean leaf_ms, deterministic seed); 'tmap' a
+    linear ramp (item i costs 2 L (i + 1/2) / n: a triangular loop)."""
+    L = leaf_ms * 1e6
+    if kind == "map":
+        return [L] * n
+    if kind == "tmap":
+        return [2 * L * (i + 0.5) / n for i in range(n)]
+    import random
+    rng = random.Random(seed)
+    return [L * rng.expovariate(1.0) for _ in range(n)]
 
 
 # --------------------------------------------------------------------------
@@ -143,15 +303,20 @@ class Ctx:
 
 
 class Task:
-    __slots__ = ("idx", "status", "stack", "flag", "gen", "answer_pending")
+    __slots__ = ("idx", "status", "stack", "flag", "flag_t", "gen", "answer_pending",
+                 "stolen", "agen", "ans_q")
 
     def __init__(self, idx):
         self.idx = idx
         self.status = IDLE
         self.stack = []
         self.flag = False
+        self.flag_t = 0.0          # when the flag was raised (see raise_flag)
         self.gen = 0
         self.answer_pending = False
+        self.stolen = 0            # reserves the heartbeat thread took since w's last fork
+        self.agen = 0              # long-leaf workloads: generation of the pending answer event
+        self.ans_q = None          # (ctx, position) of the fork a postponed answer waits for
 
 
 class Sim:
@@ -159,14 +324,23 @@ class Sim:
                  k=1, wake_call_us=5.0, lock_us=0.15, hb_late_us=None, hb_overhead_us=17.0,
                  hb_per_task_us=0.02, tick_gap_nodes=2.0, reclaim_us=0.05,
                  join_done_us=0.05, contention=1.0, contention_ns=0.0, leaf_block=0, sample_us=None,
-                 idle_request=False, beat_on_kick=False, cascade_owner=False,
+                 idle_request=False, beat_on_kick=False, cascade_owner=True, reserve=True,
+                 reserves=1, hb_wake_batch=16, hb_phase_us=None, join_ticks=False,
                  max_events=50_000_000):
         self.W = work
         self.P = P
         self.c = (c_node * contention + contention_ns) if P > 1 else c_node
         self.idle_request = idle_request
         self.beat_on_kick = beat_on_kick
-        self.cascade_owner = cascade_owner
+        self.cascade_owner = cascade_owner and cascade   # --no-cascade: neither flag
+        self.reserve = reserve
+        self.reserves = reserves if reserve else 0   # what-if: > 1 reserves per task
+        self.join_ticks = join_ticks                  # what-if: clove_join ticks (long leaves only)
+        self.hb_phase = None if hb_phase_us is None else hb_phase_us * US
+        self.hb_wake_batch = hb_wake_batch
+        # long-leaf workloads: a flag is answered at the task's next fork
+        # (found in the tree), not a fixed tick gap later
+        self.long = getattr(work, "long", False)
         self.H = heartbeat_us * US
         late = (0.1 * heartbeat_us + hb_overhead_us) if hb_late_us is None else hb_late_us
         self.period = self.H + late * US
@@ -207,8 +381,8 @@ class Sim:
         self.all_busy_at = None
         self.busy90_at = None
         self.peak_busy = 0
-        self.stats = dict(beats=0, answers=0, shares=0, wakes=0, empty_wakes=0, reclaims=0,
-                          taken=0, waits=0, relays=0, events=0)
+        self.stats = dict(beats=0, answers=0, shares=0, steals=0, wakes=0, empty_wakes=0,
+                          reclaims=0, taken=0, waits=0, relays=0, events=0)
 
     # ---- event queue -----------------------------------------------------
     def push(self, t, kind, task=None, gen=0):
@@ -299,20 +473,61 @@ class Sim:
             if kids is None:
                 return None
             l, ls, r, rs, forks = kids
-            rstart = i + 1 + ls
+            li = i + W.cost(d)
+            rstart = li + ls
             if p < rstart:
                 if forks:
-                    return (r, rstart, rs, l, i + 1)
-                d, i = l, i + 1
+                    return (r, rstart, rs, l, li)
+                d, i = l, li
             else:
                 d, i = r, rstart
         return None
+
+    def next_fork(self, d, i, p):
+        """Long-leaf workloads: the position of the first fork (with
+        join_ticks, fork or join) at or after p in subtree d (starting at
+        i), in execution order, or None. O(depth):
+        every internal node of these workloads forks or has a forking
+        leftmost descendant."""
+        W = self.W
+        if i + W.size(d) <= p:
+            return None
+        kids = W.children(d)
+        if kids is None:
+            return None
+        l, ls, r, rs, forks = kids
+        if forks and i >= p:
+            return i
+        li = i + W.cost(d)
+        if l is not None:
+            q = self.next_fork(l, li, p)
+            if q is not None:
+                return q
+        if forks and self.join_ticks and li + ls >= p:
+            return li + ls                 # what-if: the join reads the flag too
+        if r is not None:
+            return self.next_fork(r, li + ls, p)
+        return None
+
+    def time_at(self, ctx, q):
+        """When ctx reaches position q (q at or ahead of its position now)."""
+        return ctx.t_ref + max(0.0, q - ctx.p_ref) * self.c
+
+    def arm_answer(self, w, t):
+        """Long-leaf workloads: (re)schedule w's answer from time t (no
+        tick gap: on_answer looks for the next fork from the position at t,
+        which may be at t itself); a newer arming cancels an older one."""
+        w.agen += 1
+        w.ans_q = None
+        w.answer_pending = True
+        self.push(t, EV_ANSWER, w, w.agen)     # on_answer finds the next fork itself
 
     def has_pending(self, w, t):
         ctx = w.stack[-1]
         if ctx.waiting is not None:
             return False
-        r = self.oldest_pending(ctx, int(self.pos(ctx, t)))
+        p = self.pos(ctx, t)
+        r = self.oldest_pending(ctx, p if self.long else int(p))
         return r is not None and r[0] != "block"
 
     # ---- ring ------------------------------------------------------------
@@ -339,26 +554,97 @@ class Sim:
             delay = self.L if (self.beat_on_kick and self.done_at is None and t > 0) else self.L + self.period
             self.push(t + delay, EV_BEAT, None, self.hb_gen)
 
-    def flag_all(self, t):
-        """heartbeat_all: raise the flag of every task that is not idle."""
-        self.locked(t, self.c_hb_task * self.P)
+    def raise_flag(self, w, t):
+        """Raise w's flag at time t (t may lie ahead of the event being
+        processed: a taker queued for the lock raises flags when it gets
+        it). flag_t keeps when the flag went up, for the steal test."""
+        if not w.flag or t < w.flag_t:
+            w.flag_t = t
+        w.flag = True
+
+    def try_steal(self, w, t):
+        """clove__steal_locked: if some task is idle and the ring has room,
+        claim w's reserve - its oldest queued fork, unless the heartbeat
+        thread already took it and w has not forked since - and share it as
+        w's own handler would. Returns the idle task taken off the idle list
+        (woken by the heartbeat thread after unlocking), or None."""
+        if not self.idle or self.ring_live >= self.ring_cap:
+            return None
+        if w.status != BUSY or w.stolen >= self.reserves or w.flag_t > t:
+            return None                # (a flag that goes up later is not yet unanswered)
+        ctx = w.stack[-1]
+        if ctx.waiting is not None:
+            return None
+        if t < ctx.t_ref and ctx.p_ref == 0 and ctx.job is not None:
+            return None                # a job taken but not started (the taker still queues
+                                       # for the lock): no fork yet, so no reserve
+        p = self.pos(ctx, t)
+        pend = self.oldest_pending(ctx, p if self.long else int(p))
+        if pend is None or pend[0] == "block":
+            return None
+        r, rstart, rs, l, lstart = pend
+        job = Job(r, rstart, rs, w, l, lstart)
+        ctx.shared.append(job)
+        self.ring_push(job)
+        v = self.idle.pop()
+        self.stats["steals"] += 1
+        w.stolen += 1
+        self.raise_flag(w, t)          # steal_locked stores BEAT: re-reserve at the next fork
+        self.schedule_reach(w)         # the owner now stops at the stolen fork's join
+        if self.long:
+            self.arm_answer(w, t)      # its next fork may now lie behind that join
+        return v
+
+    def flag_all(self, t, steal=False):
+        """heartbeat_all: raise the flag of every task that is not idle.
+        With the reserve (steal, from the heartbeat thread): first, for each
+        busy task whose flag is still raised (no fork since the last beat, or
+        raised by a cascade since), claim and share its reserve, at most
+        hb_wake_batch per beat (the rest of the walk waits a beat, as in
+        src/pool.c). Returns when the heartbeat thread is done (its wake
+        calls included)."""
+        thieves = []
+        skip = ()
+        if steal and self.reserve:
+            order = self.tasks[1:] + self.tasks[:1]   # workers, then the caller
+            for i, w in enumerate(order):
+                if w.status == IDLE or not w.flag:
+                    continue
+                v = self.try_steal(w, t)
+                if v is not None:
+                    thieves.append(v)
+                    if len(thieves) == self.hb_wake_batch:
+                        skip = set(x.idx for x in order[i + 1:])
+                        break
+        end = self.locked(t, self.c_hb_task * self.P + len(thieves) * self.c_lock)
         for w in self.tasks:
-            if w.status != IDLE:
-                w.flag = True
+            if w.status != IDLE and w.idx not in skip:
+                self.raise_flag(w, t)
                 if w.status == BUSY and not w.answer_pending and w.stack[-1].waiting is None:
-                    w.answer_pending = True
-                    self.push(t + self.tick_gap, EV_ANSWER, w)
+                    if self.long:
+                        self.arm_answer(w, t)
+                    else:
+                        w.answer_pending = True
+                        self.push(t + self.tick_gap, EV_ANSWER, w)
+        if not thieves:
+            return t
+        now = end
+        for v in thieves:              # woken after unlocking, one call each
+            now += self.c_wake_call
+            self.wake(v, now)
+        return now
 
     def on_beat(self, t, gen):
         if gen != self.hb_gen or self.hb_asleep:
             return
+        t_end = t
         if self.idle:
             self.stats["beats"] += 1
-            self.flag_all(t)
+            t_end = self.flag_all(t, steal=True)
         if not self.idle:
             self.hb_asleep = True      # nobody idle: sleep until kicked
         else:
-            self.push(t + self.period, EV_BEAT, None, gen)
+            self.push(t_end + self.period, EV_BEAT, None, gen)
 
     # ---- tasks -----------------------------------------------------------
     def go_idle(self, w, t):
@@ -379,19 +665,25 @@ class Sim:
         job.taker = w
         self.stats["taken"] += 1
         if self.cascade and self.idle:
-            w.flag = True
+            self.raise_flag(w, t)
         if self.cascade_owner and self.idle:
             # variant: the owner, who keeps the other half, shares again too
             o = job.owner
-            o.flag = True
+            self.raise_flag(o, t)
             if o.status == BUSY and not o.answer_pending and o.stack[-1].waiting is None:
-                o.answer_pending = True
-                self.push(t + self.tick_gap, EV_ANSWER, o)
+                if self.long:
+                    self.arm_answer(o, t)
+                else:
+                    o.answer_pending = True
+                    self.push(t + self.tick_gap, EV_ANSWER, o)
         ctx = Ctx(job.desc, job.size, job, t)
         w.stack.append(ctx)
         self.set_status(w, BUSY, t)
         self.schedule_reach(w)
-        if w.flag and not w.answer_pending:
+        if self.long:
+            if w.flag:
+                self.arm_answer(w, t)
+        elif w.flag and not w.answer_pending:
             w.answer_pending = True
             self.push(t + self.tick_gap, EV_ANSWER, w)
 
@@ -417,18 +709,40 @@ class Sim:
         ctx.t_ref = t
         self.set_status(w, BUSY, t)
         self.schedule_reach(w)
-        if w.flag and not w.answer_pending:
+        if self.long:
+            if w.flag:
+                self.arm_answer(w, t)
+        elif w.flag and not w.answer_pending:
             w.answer_pending = True
             self.push(t + self.tick_gap, EV_ANSWER, w)
 
-    def on_answer(self, w, t):
+    def on_answer(self, w, t, gen=0):
+        if self.long and gen != w.agen:
+            return                         # superseded by a later arming
         w.answer_pending = False
         if w.status != BUSY or not w.flag:
             return
         ctx = w.stack[-1]
         if ctx.waiting is not None:
             return
-        p = int(self.pos(ctx, t))
+        if self.long:
+            # the flag is read at the next fork: none inside a leaf, and
+            # none past the next join of a shared fork (re-armed there)
+            p = self.pos(ctx, t)
+            if w.ans_q is not None and w.ans_q[0] is ctx:
+                p = max(p, w.ans_q[1])
+            w.ans_q = None
+            q = self.next_fork(ctx.desc, 0, p)
+            limit = ctx.shared[-1].start if ctx.shared else ctx.size
+            if q is None or q >= limit:
+                return
+            if q > p:
+                w.answer_pending = True
+                w.ans_q = (ctx, q)
+                self.push(self.time_at(ctx, q), EV_ANSWER, w, w.agen)
+                return
+        else:
+            p = int(self.pos(ctx, t))
         if self.leaf_block:
             r = self.oldest_pending(ctx, p)
             if r is not None and r[0] == "block":  # answered at the block's end
@@ -437,6 +751,7 @@ class Sim:
                           else t + (r[1] - p) * self.c, EV_ANSWER, w)
                 return
         w.flag = False
+        w.stolen = 0                       # the handler reserves again (or the next fork does)
         self.stats["answers"] += 1
         if not self.idle:
             return
@@ -476,10 +791,14 @@ class Sim:
                 end = self.locked(t, self.c_lock + self.c_reclaim)
                 ctx.t_ref = end
                 self.schedule_reach(w)
+                if self.long and w.flag:
+                    self.arm_answer(w, ctx.t_ref)
             elif s.state == DONE:
                 ctx.p_ref = float(s.start + s.size)
                 ctx.t_ref = self.locked(t, self.c_lock + self.c_join_done)
                 self.schedule_reach(w)
+                if self.long and w.flag:
+                    self.arm_answer(w, ctx.t_ref)
             else:                          # TAKEN: help, or sleep until done
                 ctx.waiting = s
                 self.stats["waits"] += 1
@@ -550,8 +869,15 @@ class Sim:
         root.stack.append(ctx)
         self.set_status(root, BUSY, 0.0)
         self.schedule_reach(root)
-        if self.P > 1:
+        if self.P > 1 and self.hb_phase is None:
             self.hb_kick(0.0)              # run_enter kicks the heartbeat thread
+        elif self.P > 1:
+            # variant: the heartbeat thread is still awake from a previous run
+            # (it stays up HB_GRACE_BEATS intervals): first beat hb_phase in
+            self.hb_asleep = False
+            self.hb_gen += 1
+            self.push(self.hb_phase, EV_BEAT, None, self.hb_gen)
+        if self.P > 1:
             self.push(self.sample_dt / 2, EV_SAMPLE)
         heap = self.heap
         n = 0
@@ -564,7 +890,7 @@ class Sim:
             if kind == EV_REACH:
                 self.on_reach(w, t, gen)
             elif kind == EV_ANSWER:
-                self.on_answer(w, t)
+                self.on_answer(w, t, gen)
             elif kind == EV_WOKEN:
                 self.on_woken(w, t)
             elif kind == EV_BEAT:
@@ -595,10 +921,28 @@ def make_work(spec):
         return TreeSum(int(float(arg)))
     if kind == "fib":
         return Fib(int(arg))
-    raise SystemExit(f"unknown workload {spec!r} (tree:N or fib:N)")
+    args = arg.split(":") if arg else []
+    try:
+        if kind == "pair" and len(args) == 1:
+            return Rounds(1, parse_ms(args[0]))
+        if kind == "rounds" and len(args) == 2:
+            return Rounds(int(args[0]), parse_ms(args[1]))
+        if kind == "fan" and len(args) == 2 and int(args[0]) >= 1:
+            return Fan(int(args[0]), parse_ms(args[1]))
+        if kind in ("map", "imap", "tmap") and len(args) in (2, 3):
+            n, L = int(args[0]), parse_ms(args[1])
+            seed = int(args[2]) if len(args) == 3 else 1
+            what = {"map": "equal", "imap": f"exponential, seed {seed}", "tmap": "linear ramp"}[kind]
+            return Map(map_leaves(kind, n, L, seed), f"{kind} {n} x {fmt_ms(L)} ({what})")
+    except ValueError:
+        pass
+    raise SystemExit(f"unknown workload {spec!r} (tree:N, fib:N, pair:L, rounds:N:L, "
+                     f"map:N:L, imap:N:L[:SEED], tmap:N:L, fan:K:L; L in ms or with us/ms/s)")
 
 
 def default_cost(work):
+    if getattr(work, "long", False):
+        return work.unit_ns
     if isinstance(work, Fib):
         return DEFAULTS["c_call_fib"]
     return DEFAULTS["c_node_tree"].get(work.n, DEFAULTS["c_node_tree_other"])
@@ -637,6 +981,7 @@ def table(work, Ps, kw, out=sys.stdout, markdown=False):
             print(f"  P={P:4d}  time {fmt_time(r['time_ns']):>11s}  speed-up {sp:7.2f}x  "
                   f"idle {100 * r['idle_frac']:5.1f}%  idle-while-work {100 * r['idle_work_frac']:5.1f}%  "
                   f"all-busy {ab:>6s} hb  shares {r['stats']['shares']:6d}  "
+                  f"steals {r['stats']['steals']:5d}  "
                   f"wakes {r['stats']['wakes']:6d}  events {r['stats']['events']}", file=out)
     return rows
 
@@ -644,10 +989,18 @@ def table(work, Ps, kw, out=sys.stdout, markdown=False):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="Workloads: tree:N (balanced tree sum of N nodes), fib:N.\n"
+                                 epilog="Workloads: tree:N (balanced tree sum of N nodes), fib:N;\n"
+                                        "long leaves (L in ms, or with a suffix: 500us, 2s): pair:L\n"
+                                        "(clove_join2 of two leaves), rounds:N:L (N pairs in a loop),\n"
+                                        "map:N:L (divide-and-conquer map over N items of L each),\n"
+                                        "imap:N:L[:SEED] (item lengths exponential, mean L), tmap:N:L\n"
+                                        "(item i costs 2L(i+1/2)/N), fan:K:L (fork K-1 leaves in a loop,\n"
+                                        "run one). Defaults model src/ as of 2026-11-30 17:00: cascade\n"
+                                        "with owner re-share, and the reserve.\n"
                                         "Example: clovesim.py -w tree:1e7 -P 1 2 4 16 64 256")
     ap.add_argument("-w", "--workload", action="append", default=None,
-                    help="tree:N or fib:N (repeatable; default tree:1e7)")
+                    help="tree:N, fib:N, pair:L, rounds:N:L, map:N:L, ... (repeatable; "
+                         "default tree:1e7; see below)")
     ap.add_argument("-P", "--workers", type=int, nargs="+", default=[1, 2, 4, 16, 64, 256])
     ap.add_argument("--c-node", type=float, default=None,
                     help="ns per node / call on one thread (default: calibrated, see README)")
@@ -667,9 +1020,24 @@ def main(argv=None):
                          "by the hand split: 2 x split - baseline, ns/node)")
     ap.add_argument("--idle-request", action="store_true",
                     help="variant: a task going idle raises every busy task's flag at once")
-    ap.add_argument("--cascade-owner", action="store_true",
-                    help="variant: when a shared job is taken while others are idle, its owner "
-                         "shares again too (with the cascade: doubling per wake-up)")
+    ap.add_argument("--cascade-owner", action=argparse.BooleanOptionalAction, default=True,
+                    help="when a shared job is taken while others are idle, its owner "
+                         "shares again too (with the cascade: doubling per wake-up); in src/ "
+                         "since 2026-11-30, default on; --no-cascade-owner for the older tables")
+    ap.add_argument("--reserve", action=argparse.BooleanOptionalAction, default=True,
+                    help="the heartbeat thread shares the reserved oldest fork of a task that "
+                         "left a beat unanswered for a whole interval (long leaves); in src/ "
+                         "since 2026-11-30, default on; --no-reserve for the older tables")
+    ap.add_argument("--reserves", type=int, default=1,
+                    help="what-if (src/ has 1): the heartbeat thread may take up to this many of "
+                         "a task's oldest forks between two of its forks, one per beat")
+    ap.add_argument("--join-ticks", action="store_true",
+                    help="what-if (long-leaf workloads): clove_join's fast path also answers the "
+                         "flag (and so re-reserves), as a tick would")
+    ap.add_argument("--hb-phase-us", type=float, default=None,
+                    help="the heartbeat thread is already awake when the run starts (back-to-back "
+                         "runs in one pool) and first beats this long after the start; default: "
+                         "asleep, kicked by run_enter (first beat after wake + one period)")
     ap.add_argument("--beat-on-kick", action="store_true",
                     help="variant: the heartbeat thread beats as soon as a kick wakes it")
     ap.add_argument("--hb-per-task-us", type=float, default=DEFAULTS["hb_per_task_us"])
@@ -683,7 +1051,8 @@ def main(argv=None):
               k=a.shares_per_beat, contention=a.contention, leaf_block=a.leaf_block,
               hb_late_us=a.hb_late_us, c_node=a.c_node, contention_ns=a.contention_ns,
               idle_request=a.idle_request, beat_on_kick=a.beat_on_kick,
-              cascade_owner=a.cascade_owner,
+              cascade_owner=a.cascade_owner, reserve=a.reserve, reserves=a.reserves,
+              hb_phase_us=a.hb_phase_us, join_ticks=a.join_ticks,
               hb_per_task_us=a.hb_per_task_us)
     for spec in a.workload or ["tree:1e7"]:
         work = make_work(spec)
@@ -692,9 +1061,12 @@ def main(argv=None):
                 r = simulate(work, P, **kw)
                 print(json.dumps(r))
             continue
-        print(f"{work.name}: c = {kw['c_node'] or default_cost(work)} ns/node, heartbeat "
+        print(f"{work.name}: c = {kw['c_node'] or default_cost(work)} ns/"
+              f"{'unit' if getattr(work, 'long', False) else 'node'}, heartbeat "
               f"{a.heartbeat_us:g} us, wake {a.wake_us:g} us, "
-              f"{'cascade' if kw['cascade'] else 'no cascade'}, k = {a.shares_per_beat}")
+              f"{'cascade' if kw['cascade'] else 'no cascade'}"
+              f"{' + owner' if kw['cascade'] and a.cascade_owner else ''}, k = {a.shares_per_beat}, "
+              f"{'reserve' if a.reserve else 'no reserve'}")
         table(work, a.workers, kw, markdown=a.markdown)
     return 0
 

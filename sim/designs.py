@@ -2,9 +2,11 @@
 """designs.py - the validation and design tables of sim/README.md.
 
   designs.py validate   predicted vs measured time at 1 and 2 threads
-  designs.py scaling    the current design at 1..256 workers, every workload
+  designs.py scaling    the taker-only cascade at 1..256 workers, every workload
   designs.py compare    16/64/256 workers under each design variant
-  designs.py all        all three (default)
+  designs.py longleaf   long leaves and the reserve: validation, predictions,
+                        the reserve on tree/fib, what-if variants (section 6)
+  designs.py all        all four (default)
 
 Measured figures are those of sim/README.md (section 3); re-measure and
 edit MEASURED to re-validate on another machine. Python 3 stdlib only.
@@ -21,6 +23,15 @@ MEASURED = {
 }
 PS = [1, 2, 4, 16, 64, 256]
 
+# The tables of sections 4 and 5 were computed before the owner re-share and
+# the reserve were in src/ (the simulator's defaults since 2026-11-30 17:00):
+# they are reproduced with both switched off explicitly.
+OLD = dict(cascade_owner=False, reserve=False)
+
+
+def old(kw=None):
+    return {**OLD, **(kw or {})}
+
 
 def validate():
     print("| tree | measured 1 thr | sim 1 thr | measured 2 thr | sim 2 thr (bandwidth-free) | error | "
@@ -30,10 +41,10 @@ def validate():
         w = cs.TreeSum(n)
         t1m = m["clove1"] * n
         t2m = m["clove2"] * n
-        s1 = cs.simulate(w, 1, c_node=m["clove1"])["time_ns"]
-        s2 = cs.simulate(w, 2, c_node=m["clove1"])["time_ns"]
+        s1 = cs.simulate(w, 1, c_node=m["clove1"], **OLD)["time_ns"]
+        s2 = cs.simulate(w, 2, c_node=m["clove1"], **OLD)["time_ns"]
         extra = 2 * m["split"] - m["base"]
-        s2c = cs.simulate(w, 2, c_node=m["clove1"], contention_ns=extra)["time_ns"]
+        s2c = cs.simulate(w, 2, c_node=m["clove1"], contention_ns=extra, **OLD)["time_ns"]
         print(f"| 1e{len(str(n)) - 1} | {cs.fmt_time(t1m)} | {cs.fmt_time(s1)} | {cs.fmt_time(t2m)} | "
               f"{cs.fmt_time(s2)} | {100 * (s2 - t2m) / t2m:+.1f} % | {cs.fmt_time(s2c)} "
               f"(+{extra:.3f} ns/node) | {100 * (s2c - t2m) / t2m:+.1f} % |")
@@ -42,17 +53,17 @@ def validate():
 def scaling():
     for spec in ["tree:1e3", "tree:1e6", "tree:1e7", "tree:1e8", "fib:32", "fib:40"]:
         w = cs.make_work(spec)
-        print(f"\n{w.name} (current design: cascade, k = 1, heartbeat 100 us, wake 10 us)\n")
-        cs.table(w, PS, {}, markdown=True)
+        print(f"\n{w.name} (taker-only cascade, no reserve; k = 1, heartbeat 100 us, wake 10 us)\n")
+        cs.table(w, PS, old(), markdown=True)
 
 
 VARIANTS = [
-    ("current: cascade (taker shares at once)", {}),
+    ("taker-only cascade (src/ before 14:40)", {}),
     ("no cascade (Spice)", dict(cascade=False)),
     ("cascade, k = 2", dict(k=2)),
     ("cascade, k = 4", dict(k=4)),
     ("no cascade, k = 2", dict(cascade=False, k=2)),
-    ("cascade + owner re-shares", dict(cascade_owner=True)),
+    ("cascade + owner re-shares (src/ since 14:40)", dict(cascade_owner=True)),
     ("cascade + owner, k = 2", dict(cascade_owner=True, k=2)),
     ("cascade, heartbeat 50 us", dict(heartbeat_us=50)),
     ("cascade, heartbeat 200 us", dict(heartbeat_us=200)),
@@ -81,6 +92,7 @@ def compare(spec="tree:1e7", ps=(16, 64, 256)):
     print(f"| design | {head} |")
     print("|---|" + "---|" * len(ps))
     for name, kw in VARIANTS:
+        kw = old(kw)
         base = cs.simulate(w, 1, **kw)["time_ns"]
         cells = []
         for p in ps:
@@ -88,6 +100,157 @@ def compare(spec="tree:1e7", ps=(16, 64, 256)):
             ab = "-" if r["all_busy_hb"] is None else f"{r['all_busy_hb']:.2f}"
             cells.append(f"{base / r['time_ns']:.1f}x / {100 * r['idle_work_frac']:.0f} % / {ab}")
         print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+# --------------------------------------------------------------------------
+# Section 6: long leaves and the reserve (defaults: the code of 2026-11-30
+# 17:00, cascade with owner re-share and the reserve)
+# --------------------------------------------------------------------------
+
+# bench/longleaf, medians in ms. "commit": the figures quoted when the
+# reserve was committed (quiet machine). "3063e81": this page's runs of the
+# committed tree (git archive HEAD, Release build), 10 batches taken only
+# while no other CPU-heavy process ran; each batch is one longleaf process
+# (-t 1 -t 2, 7 runs each, 21 for the 1 ms pair); the figure is the median
+# of the 10 batch medians; stolen / shared are per run (clove_pool_stats).
+LONGLEAF_MEASURED = [
+    # (workload, source, 1 thread, 2 threads, stolen per run, shared per run)
+    ("pair:50", "commit", 100.0, 50.3, None, None),
+    ("rounds:10:5", "commit", 100.0, 52.0, None, None),
+    ("pair:50", "3063e81", 100.002, 50.311, 1.00, 0.00),
+    ("pair:10", "3063e81", 20.001, 10.304, 1.00, 0.00),
+    ("pair:1", "3063e81", 2.000, 1.284, 0.88, 0.00),
+    ("rounds:10:5", "3063e81", 100.005, 51.878, 5.20, 4.80),
+    ("rounds:20:0.5", "3063e81", 20.009, 13.726, 10.53, 9.44),
+    ("rounds:10:0.1", "3063e81", 2.004, 1.841, 0.00, 5.77),
+]
+PHASES = [i * 127.0 / 8 + 127.0 / 16 for i in range(8)]   # heartbeat thread awake: first beat phases
+
+
+def warm_mean(w, P, **kw):
+    """Mean time over first-beat phases when the heartbeat thread is still
+    awake from the previous run (back-to-back runs in one pool)."""
+    return sum(cs.simulate(w, P, hb_phase_us=ph, **kw)["time_ns"] for ph in PHASES) / len(PHASES)
+
+
+def longleaf_validate():
+    print("| workload | measured | 1 thr: measured / sim | 2 thr: measured | sim, heartbeat thread asleep "
+          "at start | error | sim, awake (mean over phase) | error | stolen + shared per run: measured "
+          "/ sim | sim, no reserve |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for spec, src, m1, m2, stolen, shared in LONGLEAF_MEASURED:
+        w = cs.make_work(spec)
+        s1 = cs.simulate(w, 1)["time_ns"] / 1e6
+        r2 = cs.simulate(w, 2)
+        s2 = r2["time_ns"] / 1e6
+        s2w = warm_mean(w, 2) / 1e6
+        s2n = cs.simulate(w, 2, reserve=False)["time_ns"] / 1e6
+        counts = "-" if stolen is None else f"{stolen:.2f} + {shared:.2f}"
+        counts += f" / {r2['stats']['steals']} + {r2['stats']['shares']}"
+        print(f"| {w.name} | {src} | {m1:.3f} / {s1:.3f} ms | {m2:g} ms | "
+              f"{s2:.3f} ms | {100 * (s2 - m2) / m2:+.1f} % | {s2w:.3f} ms | {100 * (s2w - m2) / m2:+.1f} % | "
+              f"{counts} | {s2n:.3f} ms |")
+
+
+SEEDS = 5   # the irregular map: each figure is a mean over seeds 1..SEEDS
+LL_WORK = ["pair:50", "rounds:10:5", "map:256:1", "imap:256:1", "tmap:256:1", "map:1024:250us",
+           "fan:4:10"]
+
+
+def specs_of(spec):
+    if spec.startswith("imap:") and spec.count(":") == 2:
+        return [f"{spec}:{k}" for k in range(1, SEEDS + 1)]
+    return [spec]
+
+
+def run_mean(spec, p, **kw):
+    """(time, speed-up, idle while work exists, steals), means over the
+    seeds of an irregular map, else of the one workload."""
+    rows = []
+    for sp in specs_of(spec):
+        w = cs.make_work(sp)
+        seq = cs.simulate(w, 1)["time_ns"]
+        r = cs.simulate(w, p, **kw)
+        rows.append((r["time_ns"], seq / r["time_ns"], r["idle_work_frac"], r["stats"]["steals"]))
+    n = len(rows)
+    return tuple(sum(x[i] for x in rows) / n for i in range(4))
+
+
+def ll_name(spec):
+    name = cs.make_work(specs_of(spec)[0]).name
+    if len(specs_of(spec)) > 1:
+        name = name.replace("seed 1", f"mean of seeds 1-{SEEDS}")
+    return name
+
+
+def longleaf_predict(ps=(2, 16, 64)):
+    print("| workload | workers | no reserve: time / speed-up / idle while work exists "
+          "| reserve: time / speed-up / idle while work exists | steals | reserve gain |")
+    print("|---|---|---|---|---|---|")
+    for spec in LL_WORK:
+        name = ll_name(spec)
+        for p in ps:
+            a = run_mean(spec, p, reserve=False)
+            b = run_mean(spec, p)
+            cell = lambda r: f"{cs.fmt_time(r[0])} / {r[1]:.2f}x / {100 * r[2]:.0f} %"
+            print(f"| {name} | {p} | {cell(a)} | {cell(b)} | {b[3]:.0f} | {a[0] / b[0]:.2f}x |")
+
+
+def reserve_neutral(specs=("tree:1e6", "tree:1e7", "tree:1e8", "fib:32", "fib:40"),
+                    ps=(2, 4, 16, 64, 256)):
+    print("| workload | " + " | ".join(f"{p} workers" for p in ps) + " |")
+    print("|---|" + "---|" * len(ps))
+    for spec in specs:
+        w = cs.make_work(spec)
+        base = cs.simulate(w, 1)["time_ns"]
+        cells = []
+        for p in ps:
+            a = cs.simulate(w, p, reserve=False)
+            b = cs.simulate(w, p)
+            same = "same" if a["time_ns"] == b["time_ns"] else f"{100 * (b['time_ns'] / a['time_ns'] - 1):+.2f} %"
+            cells.append(f"{base / b['time_ns']:.1f}x, {same}, {b['stats']['steals']} steals")
+        print(f"| {w.name} | " + " | ".join(cells) + " |")
+
+
+LL_VARIANTS = [
+    ("no reserve", dict(reserve=False)),
+    ("reserve (src/)", {}),
+    ("reserve, no owner re-share", dict(cascade_owner=False)),
+    ("reserve, heartbeat 50 us", dict(heartbeat_us=50)),
+    ("reserve, wake 30 us", dict(wake_us=30)),
+    ("reserve, no limit of 16 wakes per beat", dict(hb_wake_batch=10 ** 6)),
+    ("reserve + beat on kick (src/pool.c, uncommitted)", dict(beat_on_kick=True)),
+    ("what-if: clove_join ticks", dict(join_ticks=True)),
+    ("what-if: 2 reserves per task", dict(reserves=2)),
+    ("what-if: 2 reserves + join ticks", dict(reserves=2, join_ticks=True)),
+    ("what-if: 4 reserves per task", dict(reserves=4)),
+    ("what-if: unlimited reserves", dict(reserves=10 ** 6)),
+]
+
+
+def longleaf_variants(specs=("map:256:1", "imap:256:1", "map:1024:250us", "fan:4:10", "fan:16:10"),
+                      ps=(2, 16, 64)):
+    for spec in specs:
+        print(f"\n{ll_name(spec)}: speed-up / idle while work exists\n")
+        print("| design | " + " | ".join(f"{p} workers" for p in ps) + " |")
+        print("|---|" + "---|" * len(ps))
+        for name, kw in LL_VARIANTS:
+            cells = []
+            for p in ps:
+                r = run_mean(spec, p, **kw)
+                cells.append(f"{r[1]:.2f}x / {100 * r[2]:.0f} %")
+            print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+def longleaf():
+    print("\n### Validation (1 and 2 threads)\n")
+    longleaf_validate()
+    print("\n### Predictions\n")
+    longleaf_predict()
+    print("\n### The reserve on tree and fib (speed-up with the reserve; change against no reserve)\n")
+    reserve_neutral()
+    print("\n### Variants\n")
+    longleaf_variants()
 
 
 def main(argv):
@@ -100,6 +263,8 @@ def main(argv):
         compare("tree:1e7")
         compare("tree:1e8")
         compare("fib:40")
+    if what in ("longleaf", "all"):
+        longleaf()
     return 0
 
 
