@@ -1,11 +1,12 @@
 #!/bin/sh
 # check.sh - verify model/clove.pml with spin (see model/README.md).
 #
-#   model/check.sh           the real model (must pass) and every bug
-#                            variant (must fail); about 2-3 minutes on 2 cores
-#   model/check.sh --full    also the two slow 3-task checks (about 10 more
-#                            minutes and several GB of memory)
-#   model/check.sh --quick   only the 2-task configurations (seconds)
+#   model/check.sh           the real model (must pass) and every bug variant
+#                            (must fail), 2 tasks; plus two extra runs
+#   model/check.sh --full    also the 3-task checks: 3 to 16 minutes and
+#                            up to 11 GB each, except term2, which needs
+#                            more than 23 GB (see README.md, Results)
+#   model/check.sh --quick   the same without the two extra runs
 #
 # Exits non-zero if the real model reports an error or an incomplete
 # search, or if a bug variant is NOT caught. Every search is exhaustive
@@ -27,7 +28,8 @@ command -v spin >/dev/null 2>&1 || { echo "spin not found (apt-get install spin)
 command -v gcc >/dev/null 2>&1 || { echo "gcc not found" >&2; exit 2; }
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT INT TERM
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
 failures=0
 DEPTH=100000     # pan -m: far above the deepest path (~300 steps)
 HASH=26          # pan -w: 2^26 slots
@@ -38,6 +40,8 @@ HASH=26          # pan -w: 2^26 slots
 #           npf     non-progress cycles, weak fairness    (pan -DNP -l -f)
 #           np      non-progress cycles, no fairness      (pan -DNP -l)
 #           ltl     LTL lostkick, weak fairness           (pan -a -f)
+#           leaf    LTL leaf with LONGLEAF, weak fairness (pan -a -f)
+#   (npf, ltl and leaf use FAIRLOCK: see clove.pml, HB)
 verify() {
     name=$1 expect=$2 mode=$3 defs=$4 pattern=${5:-}
     dir="$work/$name"
@@ -45,9 +49,10 @@ verify() {
     extra= cflags= runflags=
     case $mode in
         safety) cflags="-DSAFETY" ;;
-        npf) extra="-DPROGRESS_END"; cflags="-DNP"; runflags="-l -f" ;;
+        npf) extra="-DPROGRESS_END -DFAIRLOCK"; cflags="-DNP"; runflags="-l -f" ;;
         np) extra="-DPROGRESS_END"; cflags="-DNP"; runflags="-l" ;;
-        ltl) extra="-DLTL_LOSTKICK"; runflags="-a -f" ;;
+        ltl) extra="-DLTL_LOSTKICK -DFAIRLOCK"; runflags="-a -f" ;;
+        leaf) extra="-DLONGLEAF -DLTL_LEAF -DFAIRLOCK"; runflags="-a -f" ;;
     esac
     start=$(date +%s)
     (
@@ -67,7 +72,8 @@ verify() {
     stored=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$out" | tail -1)
     depth=$(sed -n 's/.*depth reached \([0-9]*\).*/\1/p' "$out" | tail -1)
     what=$(grep -m1 -E '^pan:1: ' "$out" | sed 's/^pan:1: //')
-    summary="states=$stored depth=$depth errors=$errors ${secs}s"
+    mem=$(sed -n 's/^ *\([0-9.]*\)[[:space:]]*total actual memory usage.*/\1/p' "$out" | tail -1)
+    summary="states=$stored depth=$depth errors=$errors ${secs}s ${mem:-?} MB"
     if [ "$expect" = pass ]; then
         if [ "$errors" = 0 ] && ! grep -q -E 'max search depth too small|Search not completed|out of memory' "$out"; then
             echo "ok    $name: passes ($summary)"
@@ -94,6 +100,7 @@ verify term1-spurious   pass npf    "-DNW=1 -DSPURIOUS"
 verify hbquiet1         pass np     "-DNW=1 -DPROGRESS_BEAT"
 verify lostkick1        pass ltl    "-DNW=1 -DLONGWORK"
 verify lostkick1-spur   pass ltl    "-DNW=1 -DLONGWORK -DSPURIOUS"
+verify leaf1            pass leaf   "-DNW=1"
 
 echo "== bug variants (2 tasks), each must be caught"
 verify bug-reclaim      fail safety "-DNW=1 -DBUG_RECLAIM_KEEPS_SLOT" 'assertion violated'
@@ -105,13 +112,27 @@ verify bug-hbnorecheck  fail ltl    "-DNW=1 -DLONGWORK -DBUG_HB_NO_RECHECK" 'acc
 verify bug-hbnorecheck-end fail safety "-DNW=1 -DBUG_HB_NO_RECHECK" 'invalid end state'
 verify bug-noidlekick   fail ltl    "-DNW=1 -DLONGWORK -DBUG_NO_IDLE_KICK" 'acceptance cycle'
 verify bug-hbnograce    fail np     "-DNW=1 -DPROGRESS_BEAT -DBUG_HB_NO_GRACE" 'non-progress cycle'
+verify bug-reservenocas fail safety "-DNW=1 -DBUG_RESERVE_NO_CAS" 'assertion violated'
+verify bug-stealnocas   fail safety "-DNW=1 -DBUG_STEAL_NO_CAS" 'assertion violated'
+verify bug-noarm        fail leaf   "-DNW=1 -DBUG_NO_ARM" 'acceptance cycle'
+verify bug-nosteal      fail leaf   "-DNW=1 -DBUG_NO_STEAL" 'acceptance cycle'
+verify bug-stealnobeat  fail leaf   "-DNW=1 -DBUG_STEAL_NO_BEAT" 'acceptance cycle'
+# the three findings of the model in the reserve's spec (README.md, "Findings")
+verify bug-loadstoreclear fail leaf "-DNW=1 -DBUG_LOAD_STORE_CLEAR" 'acceptance cycle'
+verify bug-nohandlerrearm fail leaf "-DNW=1 -DBUG_NO_HANDLER_REARM" 'acceptance cycle'
+verify bug-shareemptylist fail safety "-DNW=1 -DBUG_SHARE_EMPTY_LIST" 'assertion violated \(qlen>0\)'
 
 if [ $level != quick ]; then
+    echo "== the spec's handler (step 1 load+store, no re-arm; with the empty-list guard): safe, not live"
+    verify spec-safe     pass safety "-DNW=1 -DBUG_LOAD_STORE_CLEAR -DBUG_NO_HANDLER_REARM"
+    verify spec-leaf     fail leaf   "-DNW=1 -DBUG_LOAD_STORE_CLEAR -DBUG_NO_HANDLER_REARM" 'acceptance cycle'
+fi
+
+if [ $level = full ]; then
     echo "== real model, 3 tasks (external thread + 2 workers) + heartbeat thread"
     verify safe2        pass safety "-DNW=2"
+    verify leaf2        pass leaf   "-DNW=2"
     verify lostkick2    pass ltl    "-DNW=2 -DLONGWORK"
-fi
-if [ $level = full ]; then
     verify hbquiet2     pass np     "-DNW=2 -DPROGRESS_BEAT"
     verify safe2-spurious pass safety "-DNW=2 -DSPURIOUS"
     verify term2        pass npf    "-DNW=2"

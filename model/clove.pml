@@ -8,15 +8,34 @@
  * (worker_main), HB is the heartbeat thread (heartbeat_main).
  *
  * Every critical section of pool->lock is one indivisible d_step (no
- * critical section in clove blocks, sleeps or runs user code), so the lock
- * itself needs no variable. Every seq_cst atomic outside the lock, every
- * futex wait and every futex wake is a step of its own.
+ * critical section in clove blocks, sleeps or runs user code), except
+ * heartbeat_all's: its accesses to a task's heartbeat word and reserve race
+ * with the owner's lock-free ones, so it is several steps and hbl (the
+ * heartbeat thread holds the lock) keeps the other critical sections out.
+ * Every seq_cst atomic outside the lock, every futex wait and every futex
+ * wake is a step of its own.
+ *
+ * The reserve (the long-leaf protocol): task->reserve is resv[], the
+ * owner's shadow task->reserved is the local rsh, the heartbeat word's
+ * BEAT/ARM bits are hbflag[]; the owner's handler is MS_HS1..MS_HS3 and the
+ * re-arm MS_ARM1/MS_ARM2, its claim at the join is the I_JOIN slow path,
+ * and the heartbeat thread's steal is HB's hs 1..6. See README.md for the
+ * mapping to the C functions and for the three findings that the model
+ * made while the protocol was built (BUG_LOAD_STORE_CLEAR,
+ * BUG_NO_HANDLER_REARM, BUG_SHARE_EMPTY_LIST reproduce them).
  *
  * Configuration macros (spin -DNAME ...):
  *   NW=1|2|3        worker threads (tasks = NW + 1)
  *   SPURIOUS        futex waits may also return for no reason
  *   LONGWORK        the root job may tick forever between its forks and
  *                   joins (a run that lasts "a while"); otherwise it ticks once
+ *   LONGLEAF        the root forks A, may tick, forks B, and enters a long
+ *                   leaf that never ends: no fork, no tick, ever again (the
+ *                   case the reserve exists for; only the LTL check leaf
+ *                   applies)
+ *   LTL_LEAF        adds the LTL property leaf (with LONGLEAF)
+ *   FAIRLOCK        the heartbeat thread does not take the lock while a
+ *                   task waits for it (liveness runs, see HB)
  *   GRACE=n         HB_GRACE_BEATS (4 in pool.c)
  *   PROGRESS_BEAT   a heartbeat that is useful is a progress state (for the
  *                   "heartbeat thread never spins uselessly" check)
@@ -56,6 +75,7 @@
 #define I_TICK 2             /* clove_tick; with LONGWORK: a loop of ticks */
 #define I_JOIN 3
 #define I_RET  4
+#define I_LEAF 5             /* LONGLEAF: a leaf that never ends */
 
 /* program of each job: OP(j, pc), ARG(j, pc) (the future forked/joined) */
 #ifdef TREE4
@@ -64,6 +84,12 @@
                 (((j)==1 || (j)==2) -> ((p)==0 -> I_FORK : ((p)==1 -> I_JOIN : I_RET)) : I_RET))
 #define ARG(j,p) ((j)==0 -> ((p)==0 -> 1 : ((p)==1 -> 2 : ((p)==3 -> 2 : ((p)==4 -> 1 : 0)))) : \
                  ((j)==1 -> ((p)<=1 -> 3 : 0) : ((j)==2 -> ((p)<=1 -> 4 : 0) : 0)))
+#elif defined(LONGLEAF)
+/* root: fork A; tick (or not); fork B; a leaf that never ends */
+#define OP(j,p) ((j)==0 -> ((p)==0 -> I_FORK : ((p)==1 -> I_TICK : ((p)==2 -> I_FORK : I_LEAF))) : \
+                ((j)==1 -> ((p)==0 -> I_FORK : ((p)==1 -> I_JOIN : I_RET)) : I_RET))
+#define ARG(j,p) ((j)==0 -> ((p)==0 -> 1 : ((p)==2 -> 2 : 0)) : \
+                 ((j)==1 -> ((p)<=1 -> 3 : 0) : 0))
 #else
 #define OP(j,p) ((j)==0 -> ((p)==0 -> I_FORK : ((p)==1 -> I_FORK : ((p)==2 -> I_TICK : \
                 ((p)==3 -> I_JOIN : ((p)==4 -> I_JOIN : I_RET))))) : \
@@ -73,12 +99,18 @@
 #endif
 
 /* ---- future states (fst): the tag of future->u.state ---------------- */
+/* F_RESERVED: in task->reserve (prev == NULL, not in the list) */
 #define F_NONE   0
 #define F_QUEUED 1           /* in the owner's job list (prev != NULL) */
 #define F_SHARED 2           /* CLOVE__TAG_SHARED: in the ring */
 #define F_TAKEN  3           /* CLOVE__TAG_TAKEN */
 #define F_DONE   4           /* CLOVE__TAG_DONE */
 #define F_JOINED 5           /* CLOVE__STATE_JOINED */
+#define F_RESERVED 6         /* CLOVE__TAG_RESERVED: in task->reserve */
+
+/* bits of task->heartbeat */
+#define BEAT 1               /* CLOVE__HB_BEAT, stored by the heartbeat thread */
+#define ARM  2               /* CLOVE__HB_ARM, stored by the owner */
 
 /* ---- shared state --------------------------------------------------- */
 /* guarded by pool->lock */
@@ -96,7 +128,13 @@ bit  stopping;               /* pool->stopping */
 /* per-task sleep word and its futex waiter */
 bit  sleepw[NT];             /* task->sleep */
 bit  fwt[NT];                /* the task is blocked in clove__wait(&sleep) */
-bit  hbflag[NT];             /* task->heartbeat */
+byte hbflag[NT];             /* task->heartbeat: BEAT | ARM */
+/* the reserve (lock-free, seq_cst here) */
+byte resv[NT];               /* task->reserve: job id, 0 = NULL */
+byte fseq[NJ];               /* the LIFO sequence number in future->u.state */
+bit  hbl;                    /* the heartbeat thread holds pool->lock across
+                              * heartbeat_all (the only critical section
+                              * that is more than one step: see README.md) */
 /* heartbeat handshake (lock-free, seq_cst) */
 byte rin;                    /* runs: low 32 bits (runs in progress) */
 byte rst;                    /* runs: high 32 bits (runs started) */
@@ -109,6 +147,26 @@ bit  jdone[NJ];              /* job body returned (before DONE is stored) */
 bit  pend[NT];               /* removed from the idle list, not yet re-locked */
 bit  hbdone;                 /* HB thread exited */
 bit  wdone[NT];              /* worker exited */
+bit  inleaf;                 /* LONGLEAF: the root is in its long leaf */
+byte leafq;                  /* ... and these jobs (bit set) were queued,
+                              * reserved or stolen (stolen0) by then */
+byte stolen0;                /* LONGLEAF: jobs the heartbeat thread stole
+                              * from the root since its last fork or tick
+                              * (the leaf really starts there) */
+#ifdef LONGLEAF
+#define NOTE_TICK if :: me == 0 -> stolen0 = 0 :: else -> skip fi
+#define NOTE_STEAL if :: hw == 0 -> stolen0 = stolen0 | (1 << g) :: else -> skip fi
+#else
+#define NOTE_TICK skip
+#define NOTE_STEAL skip
+#endif
+
+#ifdef FAIRLOCK
+byte tms[NT];                /* the tasks' micro-states (ms), global so that
+                              * the heartbeat thread's FAIRLOCK guard can
+                              * read them (see HB) */
+#define ms tms[me]
+#endif
 
 /* ---- lock-held helpers ---------------------------------------------- */
 
@@ -176,8 +234,8 @@ inline check_inv() {
 
 /* ---- Task micro-states ---------------------------------------------- */
 #define MS_JOB        1      /* interpret the top frame's next instruction */
-#define MS_HS1        2      /* clove__heartbeat_slow: hint checks */
-#define MS_HS2        3      /* ... critical section: share, pick a task */
+#define MS_HS1        2      /* clove__heartbeat_slow: exchange(heartbeat, 0) */
+#define MS_HS2        3      /* heartbeat_beat's critical section: share */
 #define MS_WAKE       4      /* clove__wake_one(&wk->sleep), then wkret */
 #define MS_WAKE2      5      /* (BUG_WAKE_BEFORE_STATE: the late store) */
 #define MS_SL1        6      /* clove__sleep_locked: load runs, maybe kick */
@@ -199,6 +257,20 @@ inline check_inv() {
 #define MS_M7         28     /* wake_all(&hb_asleep) */
 #define MS_M8         29     /* pthread_join(hb), pthread_join(workers) */
 #define MS_W0         30     /* worker_main: lock */
+#define MS_HS1A       31     /* (BUG_LOAD_STORE_CLEAR: store heartbeat = 0) */
+#define MS_HS1B       32     /* heartbeat_beat: refresh the shadow: load reserve */
+#define MS_HS1C       33     /* ... hint: load idle_count */
+#define MS_ARM1       34     /* rearm: load heartbeat ... */
+#define MS_HS3        35     /* ... the end: reserve the list's oldest or rearm */
+#define MS_JSLOW      36     /* clove__join_slow -> join_shared: locked path */
+#define MS_ARM2       37     /* rearm: ... store heartbeat | ARM, then aret */
+#define MS_JCLR       38     /* (BUG_RESERVE_NO_CAS: the plain store) */
+#define MS_LEAF       39     /* LONGLEAF: the root's leaf, forever */
+
+/* where the re-arm (MS_ARM1, MS_ARM2) continues (aret) */
+#define RA_HANDLER 1         /* heartbeat_beat's end: back to the job */
+#define RA_CLAIMED 2         /* join_slow claimed its reserve: return false */
+#define RA_STOLEN  3         /* join_slow's claim failed: join_shared */
 
 /* frame modes: how a job was called, i.e. what to do when it returns */
 #define M_ROOT   1           /* fn of clove_pool_run */
@@ -306,7 +378,9 @@ inline jloop_body() {
 
 proctype Task(byte me)
 {
+#ifndef FAIRLOCK
     byte ms;                          /* micro-state */
+#endif
     byte sp;                          /* frames */
     byte fjob[DEPTH], fpc[DEPTH], fmode[DEPTH], facc[DEPTH];
     bit  fwk[DEPTH];                  /* join_slow's `woken` */
@@ -316,6 +390,11 @@ proctype Task(byte me)
     byte slret;                       /* caller of sleep_locked */
     byte dj, dmode;                   /* job just finished as a taker */
     byte wl;                          /* destroy: tasks to wake (bit set) */
+    byte hv;                          /* a loaded heartbeat word (v) */
+    byte nsh;                         /* task->nshared (owner only) */
+    byte rsh;                         /* task->reserved: the owner's shadow
+                                       * of task->reserve (owner only) */
+    byte aret;                        /* continuation after the re-arm */
     byte f, g, k, o;                  /* scratch, always reset to 0 */
     bit  got;
 
@@ -327,18 +406,52 @@ proctype Task(byte me)
     do
     /* ================= job interpreter (owner-only code) ========== */
     :: d_step { ms == MS_JOB && OP(TJ, TP) == I_FORK ->
-        /* clove_fork: append to the list, then clove_tick. The tick's
-         * load and the handler's clearing store are one step here. */
+        /* clove_fork: append to the list (owner-only), then its tick:
+         * the relaxed load of the heartbeat word; non-zero (BEAT or ARM)
+         * calls clove__heartbeat_slow */
         f = ARG(TJ, TP);
         q[qlen] = f; qlen++;
         fst[f] = F_QUEUED; fowner[f] = me;
         TP++;
+        NOTE_TICK;
         if
-        :: hbflag[me] -> hbflag[me] = 0; ms = MS_HS1;
-           printf("MSC: task %d ticks and sees its heartbeat flag\n", me)
-        :: else -> skip
+        :: hbflag[me] != 0 -> ms = MS_HS1;
+           printf("MSC: task %d forks job %d and sees its heartbeat word %d\n", me, f, hbflag[me])
+        :: else ->
+           printf("MSC: task %d forks job %d, heartbeat word 0\n", me, f)
         fi;
         f = 0 }
+#if defined(LONGLEAF)
+    /* the root may or may not tick between its two forks (clove_tick
+     * tests only BEAT); two options, since a d_step is deterministic */
+    :: d_step { ms == MS_JOB && OP(TJ, TP) == I_TICK -> TP++ }
+    :: d_step { ms == MS_JOB && OP(TJ, TP) == I_TICK ->
+        TP++;
+        NOTE_TICK;
+        if
+        :: hbflag[me] & BEAT -> ms = MS_HS1;
+           printf("MSC: task %d ticks and sees its heartbeat word %d\n", me, hbflag[me])
+        :: else -> skip
+        fi }
+    :: d_step { ms == MS_JOB && OP(TJ, TP) == I_LEAF ->
+        /* after its second fork the root enters a long leaf and never
+         * forks or ticks again: what it has queued or reserved now may
+         * only be run by others (property 6) */
+        printf("MSC: task %d enters a long leaf (list %d, reserve %d)\n", me, qlen, resv[me]);
+        k = 0;
+        do
+        :: k < qlen -> leafq = leafq | (1 << q[k]); k++
+        :: else -> break
+        od;
+        k = 0;
+        if
+        :: resv[me] != 0 -> leafq = leafq | (1 << resv[me])
+        :: else -> skip
+        fi;
+        leafq = leafq | stolen0;
+        inleaf = 1;
+        ms = MS_LEAF }
+#else
 #ifdef LONGWORK
     :: ms == MS_JOB && OP(TJ, TP) == I_TICK ->
 progress_tick:
@@ -347,14 +460,16 @@ progress_tick:
     :: d_step { ms == MS_JOB && OP(TJ, TP) == I_TICK ->
         TP++;
 #endif
-        /* clove_tick in the root's work */
+        /* clove_tick in the root's work: it tests only BEAT (ARM is for
+         * the next fork), so a loop of ticks stays on the fast path */
         if
-        :: hbflag[me] -> hbflag[me] = 0; ms = MS_HS1;
-           printf("MSC: task %d ticks and sees its heartbeat flag\n", me)
+        :: hbflag[me] & BEAT -> ms = MS_HS1;
+           printf("MSC: task %d ticks and sees its heartbeat word %d\n", me, hbflag[me])
         :: else -> skip
         fi }
 #ifdef LONGWORK
     :: d_step { ms == MS_JOB && OP(TJ, TP) == I_TICK -> TP++ }
+#endif
 #endif
     :: d_step { ms == MS_JOB && OP(TJ, TP) == I_JOIN &&
                 fst[ARG(TJ, TP)] == F_QUEUED ->
@@ -367,11 +482,90 @@ progress_tick:
         f = 0 }
     :: d_step { ms == MS_JOB && OP(TJ, TP) == I_JOIN &&
                 fst[ARG(TJ, TP)] != F_QUEUED ->
-        /* clove__join_slow: first critical section */
+        /* clove_join: prev == NULL, so clove__join_slow. If f is the
+         * task's reserve by its shadow (f == t->reserved, owner-local),
+         * reserved = NULL and the lock-free claim CAS(reserve, f, NULL):
+         * on success the caller runs f (after the re-arm); on failure the
+         * heartbeat thread stole it (note_stolen), re-arm, then the locked
+         * path. The shadow test is local, so it and the CAS are one step */
         f = ARG(TJ, TP);
         assert(qlen == 0);    /* LIFO: tail == &head */
         assert(fowner[f] == me);
+        if
+        :: rsh == f ->
+            rsh = 0;
+            if
+#ifdef BUG_RESERVE_NO_CAS
+            :: resv[me] == f -> ms = MS_JCLR  /* BUG: load, then a plain store */
+#else
+            :: resv[me] == f ->
+                resv[me] = 0;
+                printf("MSC: task %d claims back its reserve %d (CAS)\n", me, f);
+                assert(fst[f] == F_RESERVED);
+                assert(nsh > 0 && fseq[f] == nsh - 1);   /* LIFO sequence */
+                nsh--;
+                fst[f] = F_JOINED;
+                aret = RA_CLAIMED;
+                ms = MS_ARM1
+#endif
+            :: else ->
+                printf("MSC: task %d: its claim of the reserve %d fails (stolen)\n", me, f);
+                aret = RA_STOLEN;
+                ms = MS_ARM1
+            fi
+        :: else -> ms = MS_JSLOW
+        fi;
+#ifdef BUG_NO_REARM
+        /* BUG: the join does not re-arm (neither after a claim nor after
+         * a failed one) */
+        if
+        :: ms == MS_ARM1 && aret == RA_CLAIMED ->
+            aret = 0; push_frame(f, M_LOCAL); ms = MS_JOB
+        :: ms == MS_ARM1 && aret == RA_STOLEN -> aret = 0; ms = MS_JSLOW
+        :: else -> skip
+        fi;
+#endif
+        f = 0 }
+#ifdef BUG_RESERVE_NO_CAS
+    :: d_step { ms == MS_JCLR ->
+        /* BUG: store(reserve, NULL) after the load, no CAS */
+        f = ARG(TJ, TP);
+        resv[me] = 0;
+        printf("MSC: task %d takes back its reserve %d (plain store)\n", me, f);
+        nsh--;
+        fst[f] = F_JOINED;
+#ifdef BUG_NO_REARM
+        push_frame(f, M_LOCAL); ms = MS_JOB;
+#else
+        aret = RA_CLAIMED; ms = MS_ARM1;
+#endif
+        f = 0 }
+#endif
+    /* rearm (share.c): a relaxed load of the heartbeat word and a store of
+     * it | ARM (a BEAT stored in between is lost, as in the C code) */
+    :: d_step { ms == MS_ARM1 -> hv = hbflag[me]; ms = MS_ARM2 }
+    :: d_step { ms == MS_ARM2 ->
+        hbflag[me] = hv | ARM;
+        hv = 0;
+        printf("MSC: task %d re-arms (heartbeat = %d)\n", me, hbflag[me]);
+        if
+        :: aret == RA_CLAIMED ->
+            /* join_slow returns false: the caller runs the job */
+            f = ARG(TJ, TP);
+            push_frame(f, M_LOCAL);
+            ms = MS_JOB;
+            f = 0
+        :: aret == RA_STOLEN -> ms = MS_JSLOW
+        :: else -> ms = MS_JOB
+        fi;
+        aret = 0 }
+    :: d_step { ms == MS_JSLOW && hbl == 0 ->
+        /* clove__join_slow: the first critical section */
+        f = ARG(TJ, TP);
+        assert(qlen == 0);
         assert(fst[f] == F_SHARED || fst[f] == F_TAKEN || fst[f] == F_DONE);
+        assert(nsh > 0 && fseq[f] == nsh - 1);       /* LIFO sequence */
+        nsh--;
         if
         :: fst[f] == F_SHARED ->
             /* reclaim: leave a hole, trim, run it here */
@@ -382,6 +576,7 @@ progress_tick:
 #endif
             fst[f] = F_JOINED;
             push_frame(f, M_LOCAL);
+            ms = MS_JOB;
             f = 0;
             check_inv()
         :: else ->
@@ -415,16 +610,121 @@ progress_tick:
         f = 0; o = 0 }
 
     /* ================= clove__heartbeat_slow ======================= */
+    /* Step 1: v = exchange(heartbeat, 0). Then heartbeat_beat (the fast
+     * path for v == ARM, no reserve, list non-empty reserves at once,
+     * which is what heartbeat_beat does too: it is not separate here).
+     * hs_decide: the owner-local part of the step-2 hint (reserved != NULL
+     * or the list is not empty); the shared part is MS_HS1C */
+#define HS_DECIDE \
+        if \
+        :: (hv & BEAT) && (rsh != 0 || qlen > 0) -> ms = MS_HS1C \
+        :: else -> ms = MS_HS3 \
+        fi; \
+        hv = 0
+#ifndef BUG_LOAD_STORE_CLEAR
     :: d_step { ms == MS_HS1 ->
-        /* tail == &head, or the idle_count hint is 0: return */
+        hv = hbflag[me]; hbflag[me] = 0;
+        printf("MSC: task %d handler: v = exchange(heartbeat, 0) = %d\n", me, hv);
         if
-        :: qlen == 0 || nidle == 0 -> ms = MS_JOB
-        :: else -> ms = MS_HS2
+        :: rsh != 0 -> ms = MS_HS1B
+        :: else -> HS_DECIDE
         fi }
-    :: d_step { ms == MS_HS2 ->
+#else
+    /* BUG: the spec's step 1, v = load(heartbeat); store(heartbeat, 0): a
+     * BEAT stored in between is erased unanswered */
+    :: d_step { ms == MS_HS1 -> hv = hbflag[me]; ms = MS_HS1A;
+                printf("MSC: task %d handler: v = load(heartbeat) = %d\n", me, hv) }
+    :: d_step { ms == MS_HS1A ->
+        hbflag[me] = 0;
+        printf("MSC: task %d handler: store(heartbeat, 0)\n", me);
         if
-        :: nidle > 0 && qlen > 0 ->
-            /* share the oldest queued future */
+        :: rsh != 0 -> ms = MS_HS1B
+        :: else -> HS_DECIDE
+        fi }
+#endif
+    /* heartbeat_beat: if reserved != NULL and load(reserve) == NULL, the
+     * heartbeat thread took it: reserved = NULL (note_stolen) */
+    :: d_step { ms == MS_HS1B ->
+        if
+        :: resv[me] == 0 -> rsh = 0;
+           printf("MSC: task %d handler: its reserve was stolen\n", me)
+        :: else -> skip
+        fi;
+        HS_DECIDE }
+    /* step 2's shared hint: load idle_count */
+    :: d_step { ms == MS_HS1C ->
+        if
+        :: nidle != 0 -> ms = MS_HS2
+        :: else -> ms = MS_HS3
+        fi }
+    /* step 2, the critical section */
+    :: d_step { ms == MS_HS2 && hbl == 0 ->
+        if
+        :: nidle > 0 ->      /* idle_first != NULL (the ring is never full) */
+            /* the reserve first (it is older than the list): reserved =
+             * NULL and CAS(reserve, f, NULL), which fails if the heartbeat
+             * thread took it since MS_HS1B; the reserve keeps its sequence
+             * number */
+            f = rsh;
+            if
+            :: f != 0 ->
+                rsh = 0;
+                if
+                :: resv[me] == f -> resv[me] = 0;
+                    assert(fst[f] == F_RESERVED);
+                    printf("MSC: task %d shares its reserve %d\n", me, f)
+                :: else -> f = 0;
+                    printf("MSC: task %d: CAS on its reserve fails (stolen)\n", me)
+                fi
+            :: else -> skip
+            fi;
+            /* else the list's oldest, if the list is not empty (gets
+             * sequence nshared++) */
+            if
+#ifdef BUG_SHARE_EMPTY_LIST
+            /* BUG: the spec's wording, "else the list's oldest", even when
+             * the list is empty (unlink_oldest would unlink the list head) */
+            :: f == 0 -> assert(qlen > 0);
+#else
+            :: f == 0 && qlen > 0 ->
+#endif
+                f = q[0];
+                k = 0;
+                do
+                :: k + 1 < qlen -> q[k] = q[k + 1]; k++
+                :: else -> break
+                od;
+                qlen--; q[qlen] = 0;
+                k = 0;
+                fseq[f] = nsh; nsh++;
+                printf("MSC: task %d shares job %d\n", me, f)
+            :: else -> skip
+            fi;
+            if
+            :: f != 0 ->
+                fslot[f] = rtail;
+                rjob[rtail] = f;
+                rtail++;
+                fst[f] = F_SHARED;
+                assert(fowner[f] == me);
+                f = 0;
+                /* ... and wake exactly one idle task, after unlocking */
+                wk = il[0];
+                idle_remove(wk);
+                wkret = MS_HS3;
+                ms = MS_WAKE
+            :: else -> ms = MS_HS3
+            fi
+        :: else -> ms = MS_HS3
+        fi;
+        check_inv() }
+    /* heartbeat_beat's end: if reserved == NULL, then if the list is not
+     * empty, reserve_oldest: unlink it, RESERVED with sequence nshared++,
+     * reserved = f and a release store of reserve (one step: the rest is
+     * owner-local); otherwise rearm */
+    :: d_step { ms == MS_HS3 ->
+        if
+        :: rsh == 0 && qlen > 0 ->
             f = q[0];
             k = 0;
             do
@@ -433,21 +733,19 @@ progress_tick:
             od;
             qlen--; q[qlen] = 0;
             k = 0;
-            printf("MSC: task %d shares job %d\n", me, f);
-            fslot[f] = rtail;
-            rjob[rtail] = f;
-            rtail++;
-            fst[f] = F_SHARED;
-            assert(fowner[f] == me);
+            fst[f] = F_RESERVED;
+            fseq[f] = nsh; nsh++;
+            rsh = f;
+            assert(resv[me] == 0);
+            resv[me] = f;
+            printf("MSC: task %d reserves job %d\n", me, f);
             f = 0;
-            /* ... and wake exactly one idle task, after unlocking */
-            wk = il[0];
-            idle_remove(wk);
-            wkret = MS_JOB;
-            ms = MS_WAKE
-        :: else -> ms = MS_JOB
-        fi;
-        check_inv() }
+            ms = MS_JOB
+#ifndef BUG_NO_HANDLER_REARM
+        :: rsh == 0 && qlen == 0 -> aret = RA_HANDLER; ms = MS_ARM1
+#endif
+        :: else -> ms = MS_JOB     /* a reserve (or BUG_NO_HANDLER_REARM) */
+        fi }
 
     /* ================= clove__wake_one(&wk->sleep) ================= */
     :: d_step { ms == MS_WAKE ->
@@ -506,7 +804,7 @@ progress_tick:
 #ifdef SPURIOUS
     :: d_step { ms == MS_SL3B -> fwt[me] = 0; ms = MS_SL2 }
 #endif
-    :: d_step { ms == MS_SL4 ->
+    :: d_step { ms == MS_SL4 && hbl == 0 ->
         /* clove__lock, back in the caller's critical section */
         assert(!idle[me]);
         pend[me] = 0;
@@ -534,7 +832,7 @@ progress_tick:
                 printf("MSC: task %d kicks the heartbeat thread\n", me) }
 
     /* ================= run_one_locked after fn returned ============ */
-    :: d_step { ms == MS_DONE1 ->
+    :: d_step { ms == MS_DONE1 && hbl == 0 ->
         /* clove__lock; after this store the owner may return */
         assert(fst[dj] == F_TAKEN);
         fst[dj] = F_DONE;
@@ -555,7 +853,7 @@ progress_tick:
             dmode = 0
         fi;
         dj = 0; o = 0 }
-    :: d_step { ms == MS_DONE_RELOCK ->
+    :: d_step { ms == MS_DONE_RELOCK && hbl == 0 ->
         if
         :: dmode == M_WORKER -> wloop_body()
         :: else -> fwk[sp - 1] = 0; jloop_body()
@@ -569,7 +867,7 @@ progress_tick:
         f = 0 }
 
     /* ================= Main: clove_pool_run, clove_pool_destroy ==== */
-    :: d_step { ms == MS_M1 ->
+    :: d_step { ms == MS_M1 && hbl == 0 ->
         /* clove_pool_run: register (a critical section), run_enter
          * (seq_cst fetch_add), then kick; then fn(t, arg) */
         reg0 = 1;
@@ -577,11 +875,11 @@ progress_tick:
         printf("MSC: run_enter\n");
         push_frame(0, M_ROOT);
         kret = MS_JOB; ms = MS_K1 }
-    :: d_step { ms == MS_M3 ->
+    :: d_step { ms == MS_M3 && hbl == 0 ->
         /* run_leave (fetch_sub), then unregister (critical section) */
         rin--; reg0 = 0; ms = MS_M5;
         printf("MSC: run_leave\n") }
-    :: d_step { ms == MS_M5 ->
+    :: d_step { ms == MS_M5 && hbl == 0 ->
         /* stop_threads: stopping = 1, take every idle task off the list */
         assert(rin == 0);
         stopping = 1;
@@ -621,7 +919,7 @@ progress_tick:
         ms = 0 }
 
     /* ================= worker_main ================================== */
-    :: d_step { ms == MS_W0 -> wloop_body() }                 /* lock */
+    :: d_step { ms == MS_W0 && hbl == 0 -> wloop_body() }                 /* lock */
     :: ms == 0 -> break
     od;
 #ifdef PROGRESS_END
@@ -639,15 +937,57 @@ progress_tick:
 #else
 #define BEAT_MARK skip
 #endif
+#ifdef BUG_NO_STEAL
+#define NO_STEAL true      /* BUG: heartbeat_all never takes a reserve */
+#else
+#define NO_STEAL false
+#endif
 #ifdef BUG_HB_NO_GRACE
 #define NO_GRACE true      /* BUG: never sleeps for lack of runs */
 #else
 #define NO_GRACE false
 #endif
+/* FAIRLOCK (liveness runs): the heartbeat thread does not take the lock
+ * while a task waits for it. The heartbeat thread takes it once per
+ * interval for a few microseconds, so in C a waiting task gets the lock
+ * first; without this, weak fairness would allow the heartbeat thread to
+ * starve a task at its clove__lock forever (the task's step is enabled
+ * only between beats, so weak fairness does not force it). */
+#define LKW(i) (tms[i] == MS_HS2 || tms[i] == MS_JSLOW || \
+                tms[i] == MS_SL4 || tms[i] == MS_DONE1 || \
+                tms[i] == MS_DONE_RELOCK || tms[i] == MS_M1 || \
+                tms[i] == MS_M3 || tms[i] == MS_M5 || tms[i] == MS_W0)
+#ifdef FAIRLOCK
+#if NW == 1
+#define LOCK_FREE_FOR_HB !(LKW(0) || LKW(1))
+#elif NW == 2
+#define LOCK_FREE_FOR_HB !(LKW(0) || LKW(1) || LKW(2))
+#else
+#define LOCK_FREE_FOR_HB !(LKW(0) || LKW(1) || LKW(2) || LKW(3))
+#endif
+#else
+#define LOCK_FREE_FOR_HB true
+#endif
+
+/* heartbeat_all's loop: skip to the next registered, non-idle task; after
+ * the last one, unlock (lock-guarded reads, part of the caller's step) */
+inline hb_next() {
+    do
+    :: hw <= NW && (idle[hw] || (hw == 0 && !reg0)) -> hw++
+    :: else -> break
+    od;
+    if
+    :: hw > NW -> hs = 0; hw = 0; hbl = 0; check_inv()
+    :: else -> hs = 1
+    fi
+}
+
 active proctype HB()
 {
     byte last, quiet, dec;
     bit active_;
+    byte hw, hs, hf, hwl;            /* heartbeat_all: task, step, f, to wake */
+    byte g, o, k;                    /* scratch, always reset to 0 */
 
     last = rst;                          /* last_runs = runs (relaxed) */
     do
@@ -679,36 +1019,109 @@ active proctype HB()
            dec = 0;
            /* clove__wait(&stopping, 0, interval) returns (at any time:
             * that is the interleaving before the next step); then
-            * hb_useful and heartbeat_all, which only set flags */
+            * hb_useful (hints, merged) and heartbeat_all's clove__lock */
            d_step {
+               LOCK_FREE_FOR_HB ->
                if
                :: rin != 0 && nidle != 0 ->
                    printf("MSC: heartbeat\n");
                    BEAT_MARK;
-                   if
-                   :: reg0 && !idle[0] -> hbflag[0] = 1
-                   :: else -> skip
-                   fi;
-                   if
-                   :: !idle[1] -> hbflag[1] = 1
-                   :: else -> skip
-                   fi;
-#if NW > 1
-                   if
-                   :: !idle[2] -> hbflag[2] = 1
-                   :: else -> skip
-                   fi;
-#endif
-#if NW > 2
-                   if
-                   :: !idle[3] -> hbflag[3] = 1
-                   :: else -> skip
-                   fi;
-#endif
-                   skip
+                   hbl = 1;
+                   hw = 0;
+                   hb_next()
                :: else -> skip
                fi
            };
+           /* heartbeat_all, lock held: for each task w that is registered
+            * and not idle (hb_next skips the others, lock-guarded):
+            * H1 load(w->heartbeat) & BEAT, and clove__steal_locked's
+            * idle_first != NULL (the ring is never full); H2 load(w->reserve);
+            * H3 CAS(w->reserve, f, NULL) and on success share_locked (ring
+            * push, SHARED); H5 steal_locked's store of BEAT; H6 take an idle
+            * task (woken after unlocking); H4 heartbeat_all's store of BEAT.
+            * Each is a step: the owner's lock-free steps (its handler's
+            * exchange of heartbeat, its load and release store of reserve,
+            * its re-arm, its claim at the join) interleave with them */
+           do
+           :: d_step { hs == 1 ->
+                  if
+                  :: (hbflag[hw] & BEAT) && nidle > 0 && !NO_STEAL -> hs = 2;
+                     printf("MSC: heartbeat thread: task %d's word still has BEAT\n", hw)
+                  :: else -> hs = 4
+                  fi }
+           :: d_step { hs == 2 ->
+                  hf = resv[hw];
+                  printf("MSC: heartbeat thread: load(task %d's reserve) = %d\n", hw, hf);
+                  if
+                  :: hf != 0 -> hs = 3
+                  :: else -> hs = 4
+                  fi }
+           :: d_step { hs == 3 ->
+#ifdef BUG_STEAL_NO_CAS
+                  /* BUG: a plain store of NULL after the load, no CAS */
+                  resv[hw] = 0;
+                  g = hf;
+#else
+                  if
+                  :: resv[hw] == hf -> resv[hw] = 0; g = hf
+                  :: else -> g = 0;
+                     printf("MSC: heartbeat thread's CAS on task %d's reserve fails\n", hw)
+                  fi;
+#endif
+                  if
+                  :: g != 0 ->
+                      printf("MSC: heartbeat thread steals job %d, the reserve of task %d\n", g, hw);
+#ifndef BUG_STEAL_NO_CAS
+                      assert(fst[g] == F_RESERVED && fowner[g] == hw);
+#endif
+                      fslot[g] = rtail;
+                      rjob[rtail] = g;
+                      rtail++;
+                      fst[g] = F_SHARED;        /* sequence kept */
+                      NOTE_STEAL;
+                      hs = 5
+                  :: else -> hs = 4
+                  fi;
+                  g = 0; hf = 0 }
+           :: d_step { hs == 5 ->
+                  /* clove__steal_locked: "let the owner reserve its next
+                   * oldest fork at its next tick". It must come before the
+                   * idle task is taken (H6): an owner whose idle_count
+                   * hint sees that, and so keeps its stale shadow, must
+                   * find BEAT at its next fork (BUG_STEAL_NO_BEAT) */
+#ifndef BUG_STEAL_NO_BEAT
+                  hbflag[hw] = BEAT;
+                  printf("MSC: heartbeat thread (steal): store(task %d's heartbeat, BEAT)\n", hw);
+#endif
+                  hs = 6 }
+           :: d_step { hs == 6 ->
+                  o = il[0];
+                  idle_remove(o);
+                  hwl = hwl | (1 << o);
+                  o = 0;
+                  hs = 4 }
+           :: d_step { hs == 4 ->
+                  hbflag[hw] = BEAT;          /* a plain store */
+                  printf("MSC: heartbeat thread: store(task %d's heartbeat, BEAT)\n", hw);
+                  hw++;
+                  hb_next() }
+           :: hs == 0 -> break
+           od;
+           /* after unlocking: wake each task taken off the idle list */
+           do
+           :: hwl != 0 ->
+               d_step {
+                   k = 0;
+                   do
+                   :: (hwl & (1 << k)) == 0 -> k++
+                   :: else -> break
+                   od;
+                   hwl = hwl & ~(1 << k);
+                   printf("MSC: heartbeat thread futex-wakes task %d\n", k);
+                   fwt[k] = 0;
+                   k = 0 }
+           :: else -> break
+           od;
 #ifdef PROGRESS_BEAT
            /* a useful heartbeat is progress */
            if
@@ -765,7 +1178,9 @@ progress_beat:
 #endif
            od;
            /* store hb_asleep = 0; quiet = 0; last_runs = runs (relaxed) */
-           atomic { hb_asleep = 0; quiet = 0; last = rst }
+           atomic {
+               hb_asleep = 0; quiet = 0; last = rst
+           }
        fi
     od;
     hbdone = 1
@@ -776,6 +1191,9 @@ init {
     atomic {
         for (i : 0 .. NW) {
             sleepw[i] = 1;
+#ifndef BUG_NO_ARM
+            hbflag[i] = ARM;         /* a task starts armed */
+#endif
             run Task(i)
         }
     }
@@ -786,4 +1204,16 @@ init {
  * a run is in progress, some task is idle, and the heartbeat thread stays
  * blocked in hb_sleep forever. */
 ltl lostkick { []<> !(rin > 0 && nidle > 0 && hbw == 1) }
+#endif
+
+#ifdef LTL_LEAF
+/* property 6: a long leaf does not strand its owner's work. The root
+ * stops forking and ticking for ever after its second fork (LONGLEAF): if
+ * it had anything queued or reserved at that point (leafq: its list and
+ * reserve when it enters the leaf, plus what the heartbeat thread stole
+ * from it since its last fork or tick), another task eventually runs one
+ * of those jobs. */
+#define LEAF_OK (inleaf && (leafq == 0 || ((leafq & 2) && jdone[1]) || \
+                 ((leafq & 4) && jdone[2]) || ((leafq & 8) && jdone[3])))
+ltl leaf { <> LEAF_OK }
 #endif

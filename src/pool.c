@@ -183,7 +183,7 @@ static void heartbeat_all(clove_pool *p)
                 }
             }
         }
-        atomic_store_explicit(&t->heartbeat, CLOVE__HB_BEAT, memory_order_relaxed);
+        atomic_store_explicit(&t->heartbeat, CLOVE__HB_BEAT, memory_order_release);
     }
     clove__unlock(p);
     for (unsigned i = 0; i < nwake; i++)

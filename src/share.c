@@ -94,7 +94,7 @@ void clove__idle_remove_locked(clove_task *t)
     t->idle = 0;
     atomic_store_explicit(&p->idle_count,
                           atomic_load_explicit(&p->idle_count, memory_order_relaxed) - 1,
-                          memory_order_relaxed);
+                          memory_order_release);
     /* Release: everything the waker did under the lock is visible to the
      * sleeper once it sees 1, even before it re-takes the lock. */
     atomic_store_explicit(&t->sleep, 1, memory_order_release);
@@ -290,8 +290,12 @@ clove_task *clove__steal_locked(clove_task *w)
     /* Read by the owner (relaxed: a trace timestamp, no data behind it). */
     atomic_store_explicit(&w->stolen_ns, clove__now_ns(), memory_order_relaxed);
     share_locked(p, f, w);
-    /* Let the owner reserve its next oldest fork at its next tick. */
-    atomic_store_explicit(&w->heartbeat, CLOVE__HB_BEAT, memory_order_relaxed);
+    /* Let the owner reserve its next oldest fork at its next tick. Release,
+     * and before the idle task is taken (its idle_count store, also a
+     * release, is what the owner's hint may see first): an owner that sees
+     * either sees the CAS, so it drops its stale reserve at its next fork
+     * (model: BUG_STEAL_NO_BEAT). */
+    atomic_store_explicit(&w->heartbeat, CLOVE__HB_BEAT, memory_order_release);
     clove_task *wake = p->idle_first;
     clove__idle_remove_locked(wake);
     return wake;
@@ -317,7 +321,7 @@ void clove__heartbeat_slow(clove_task *t)
      * would be erased unanswered after the heartbeat thread saw it set and
      * took our reserve, and then nothing would make our next fork reserve
      * (model/README.md, finding "spec-leaf"). */
-    uint32_t v = atomic_exchange_explicit(&t->heartbeat, 0, memory_order_relaxed);
+    uint32_t v = atomic_exchange_explicit(&t->heartbeat, 0, memory_order_acquire);
     if (CLOVE__LIKELY(v == CLOVE__HB_ARM) && t->reserved == NULL && t->tail != &t->head) {
         /* Only armed (clove_tick ignores ARM, so this is a fork into an
          * empty list): reserve it, the short way. This runs once per
@@ -332,15 +336,18 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
 {
     clove_pool *p = t->pool;
     clove_task *wake = NULL;
-    /* Only the heartbeat thread clears t->reserve behind our back. */
-    if (t->reserved != NULL && atomic_load_explicit(&t->reserve, memory_order_relaxed) == NULL) {
+    /* Only the heartbeat thread clears t->reserve behind our back. The
+     * acquire orders (memory orders in this handler: model/README.md,
+     * "Atomics"): if our exchange took the BEAT the thief stored after its
+     * CAS, this load sees that CAS. */
+    if (t->reserved != NULL && atomic_load_explicit(&t->reserve, memory_order_acquire) == NULL) {
         t->reserved = NULL;
         note_stolen(t);
     }
     if (v & CLOVE__HB_BEAT) {
         clove__count(t, CLOVE__ST_HEARTBEATS, 1);
         if ((t->reserved != NULL || t->tail != &t->head) &&
-            atomic_load_explicit(&p->idle_count, memory_order_relaxed) != 0) {
+            atomic_load_explicit(&p->idle_count, memory_order_acquire) != 0) {
             clove__lock(p);
             if (p->idle_first != NULL && !ring_full(p)) {
                 clove_future *f = t->reserved;
