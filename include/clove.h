@@ -198,7 +198,8 @@ typedef struct clove_stats {
     uint64_t stolen;     /* jobs of this worker that the heartbeat thread
                           * shared because the worker went a whole heartbeat
                           * interval without a fork or tick (a long leaf);
-                          * counted at their join, not in shared; reclaimed
+                          * counted when the worker notices (its next
+                          * heartbeat or the join), not in shared; reclaimed
                           * counts those nobody took in time */
 } clove_stats;
 
@@ -349,10 +350,11 @@ struct clove_future {
  */
 struct clove_task {
     clove_future *tail;          /* owner only: newest queued future, &head if none */
-    CLOVE__ATOMIC_U32 heartbeat; /* CLOVE__HB_BEAT: set (relaxed) by the
-                                  * heartbeat thread; CLOVE__HB_ARM: set by
-                                  * the owner; cleared by the owner in its
-                                  * handler, which non-zero calls */
+    CLOVE__ATOMIC_U32 heartbeat; /* CLOVE__HB_BEAT: set by the heartbeat
+                                  * thread; CLOVE__HB_ARM: set by the owner;
+                                  * taken (exchange with 0) by the owner's
+                                  * handler, which fork calls on non-zero,
+                                  * tick on BEAT */
     clove_pool *pool;            /* constant while the task exists */
     clove_future head;           /* owner only: permanent sentinel; head.u.next
                                   * is the oldest queued future when tail != &head */
@@ -403,8 +405,8 @@ CLOVE_API void clove__debug_join(clove_task *t, clove_future *f);
 
 /* Bits of clove_task.heartbeat. BEAT: a heartbeat arrived (the heartbeat
  * thread sets it every interval on busy tasks; loops split on it). ARM:
- * the owner's next fork should reserve (set when a task starts and when
- * its reserved future is joined, in pools with more than one thread). */
+ * the owner's next fork should reserve (set, in pools with more than one
+ * thread, when a task starts and whenever it is left without a reserve). */
 #define CLOVE__HB_BEAT 1u
 #define CLOVE__HB_ARM 2u
 

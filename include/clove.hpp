@@ -253,16 +253,12 @@ template <class G> struct fork_frame {
         else
             return *g;
     }
-    /* After a join that found g run elsewhere: move its result into out,
-     * or rethrow its exception. */
+    /* After a join that found g run elsewhere without throwing: move its
+     * result into out (a throw goes to detail::rethrow_taken instead). */
     void settle(slot<R> &out)
     {
-        if (!failed) {
-            out.fill_from(r);
-            r.destroy();
-        } else {
-            rethrow_taken();
-        }
+        out.fill_from(r);
+        r.destroy();
     }
     [[noreturn]] void rethrow_taken()
     {

@@ -161,8 +161,9 @@ struct clove_pool {
      *    external_index_locked), overflow, every task's waiting_on and
      *    sleep stores, every shared future's u.state, and stopping's
      *    transition to 1. The heartbeat thread's claim on a task's reserve
-     *    is made under it (the owner's claim is lock-free: share.c). The slots' counters are not under it: one writer
-     *    per slot at a time (struct clove__slot). --------------------- */
+     *    is made under it (the owner's claim is lock-free: share.c). The
+     *    slots' counters are not under it: one writer per slot at a time
+     *    (struct clove__slot). ------------------------------------------ */
     pthread_mutex_t lock;
     struct clove__entry *ring; /* [ring_cap] FIFO of shared jobs; a NULL
                                 * job is a reclaimed slot (a hole) */

@@ -144,10 +144,12 @@ static void *worker_main(void *arg)
 /* Heartbeat thread                                                         */
 /* ------------------------------------------------------------------------ */
 
-/* Set the flag of every task that may have work to share. Only called
- * when some task is idle: with nobody to take a job, a heartbeat is pure
- * cost. Relaxed stores suffice: the flag carries no data, the owner's
- * handler takes the lock before touching anything shared. */
+/* Set the BEAT bit of every task that may have work to share, and share
+ * the reserve of each task that left the previous beat unanswered
+ * (clove__steal_locked). Only called when some task is idle: with nobody
+ * to take a job, a heartbeat is pure cost. The BEAT stores are releases
+ * only for the reserve's sake (a steal before them must be visible to an
+ * owner that sees them, share.c); the flag itself carries no data. */
 static void heartbeat_all(clove_pool *p)
 {
     /* Tasks taken off the idle list to run a reserve shared here; woken

@@ -92,6 +92,9 @@ void clove__idle_remove_locked(clove_task *t)
         t->idle_next->idle_prev = t->idle_prev;
     t->idle_prev = t->idle_next = NULL;
     t->idle = 0;
+    /* Release: an owner whose heartbeat handler sees this decrement (its
+     * acquire idle_count hint) also sees a steal made before it under this
+     * lock (clove__steal_locked). */
     atomic_store_explicit(&p->idle_count,
                           atomic_load_explicit(&p->idle_count, memory_order_relaxed) - 1,
                           memory_order_release);
@@ -184,8 +187,9 @@ static bool ring_pop(clove_pool *p, struct clove__entry *e)
  *     unlink the list's oldest f, f->prev = NULL, f->u.state = RESERVED with
  *     the next LIFO sequence number, then a release store of t->reserve.
  *     It reserves whenever it has no reserve and the list is not empty; a
- *     task starts "armed" (heartbeat = ARM) and re-arms when it joins its
- *     reserve, so the first fork into an empty list reserves at once.
+ *     task starts "armed" (heartbeat = ARM) and re-arms whenever it is left
+ *     without a reserve (joined, shared, stolen, or nothing to reserve), so
+ *     the first fork into an empty list reserves at once.
  *   - Because f->prev == NULL, only f's join leaves the inline fast path.
  *     It claims f back with compare-and-swap(t->reserve, f, NULL) and, if
  *     that succeeds, returns false: the caller runs f, as if nothing had
@@ -306,13 +310,14 @@ clove_task *clove__steal_locked(clove_task *w)
 /* ------------------------------------------------------------------------ */
 
 /*
- * Called by clove_tick when t's flag is non-zero. On a heartbeat (BEAT),
+ * Called by clove_fork when t's heartbeat word is non-zero (BEAT or ARM),
+ * and by clove_tick when BEAT is set. On a heartbeat (BEAT),
  * shares t's oldest job - its reserve, else the list's oldest - if some task
  * is idle, and wakes exactly one idle task; without an idle task it takes
  * no lock. Then, on a beat or when armed, reserves the list's oldest if t
  * has no reserve.
  */
-/* Model: MS_HS1, MS_HS2 in model/clove.pml. */
+/* Model: MS_HS1..MS_HS3 in model/clove.pml. */
 static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v);
 
 void clove__heartbeat_slow(clove_task *t)
@@ -506,9 +511,7 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, clove_future *f, const vo
                       site);
     if (((state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) != ((t->nshared - 1) & CLOVE__SEQ_MASK) ||
         t->nshared == 0 || t->tail != &t->head)
-        clove__misuse("clove_join",
-                      "joins are out of LIFO order (join the most recent fork first)",
-                      site);
+        lifo_misuse(site);
     t->nshared--;
 
     if (tag == CLOVE__TAG_SHARED) {
