@@ -295,66 +295,70 @@ struct misuse_case {
     unsigned threads;
     const char *expect; /* substring of stderr; '|' separates alternatives */
     int arg_kind;       /* 0: NULL, 1: the pool, 2: another 1-thread pool */
+    unsigned heartbeat_us; /* 0: 1 us, so that sharing happens constantly */
 };
 
 static const struct misuse_case cases[] = {
-    {"join_zero_1", m_join_zero, 1, "clove_join: this future was never forked", 0},
-    {"join_zero_2", m_join_zero, 2, "clove_join: this future was never forked", 0},
+    {"join_zero_1", m_join_zero, 1, "clove_join: this future was never forked", 0, 0},
+    {"join_zero_2", m_join_zero, 2, "clove_join: this future was never forked", 0, 0},
     {"join_garbage_1", m_join_garbage, 1,
-     "clove_join: this future is not the most recent unjoined fork", 0},
+     "clove_join: this future is not the most recent unjoined fork", 0, 0},
     {"join_garbage_2", m_join_garbage, 2,
-     "clove_join: this future is not the most recent unjoined fork", 0},
+     "clove_join: this future is not the most recent unjoined fork", 0, 0},
     {"join_garbage_null_prev_1", m_join_garbage_null_prev, 1,
-     "clove_join: this future was never forked", 0},
+     "clove_join: this future was never forked", 0, 0},
     {"join_garbage_null_prev_2", m_join_garbage_null_prev, 2,
-     "clove_join: this future was never forked", 0},
+     "clove_join: this future was never forked", 0, 0},
     {"join_garbage_shared_tag_2", m_join_garbage_shared_tag, 2, "clove: misuse in clove_join: ",
-     0},
-    {"join_twice_1", m_join_twice, 1, "clove_join: this future was already joined", 0},
+     0, 0},
+    {"join_twice_1", m_join_twice, 1, "clove_join: this future was already joined", 0, 0},
     /* With heartbeats the first join may take the slow path (shared, then
      * taken or reclaimed): see misuse_join_twice_taken_message. */
-    {"join_twice_3", m_join_twice, 3, "clove: misuse in clove_join: ", 0},
+    {"join_twice_3", m_join_twice, 3, "clove: misuse in clove_join: ", 0, 0},
     /* Aborts in every build; the exact message is checked separately by
      * misuse_join_twice_taken_message (see there). */
-    {"join_twice_taken", m_join_twice_taken, 2, "clove: misuse in clove_join: ", 0},
+    {"join_twice_taken", m_join_twice_taken, 2, "clove: misuse in clove_join: ", 0, 0},
     {"join_out_of_order_1", m_join_out_of_order, 1,
-     "clove_join: this future is not the most recent unjoined fork", 0},
+     "clove_join: this future is not the most recent unjoined fork", 0, 0},
     /* Here a heartbeat may share the older future first: either check
      * (inline or in the slow path) names the misuse. */
     {"join_out_of_order_2", m_join_out_of_order, 2,
      "clove_join: this future is not the most recent unjoined fork"
-     "|clove_join: joins are out of LIFO order", 0},
+     "|clove_join: joins are out of LIFO order", 0, 0},
     {"join_out_of_order_shared", m_join_out_of_order_shared, 2,
-     "clove_join: joins are out of LIFO order", 0},
+     "clove_join: joins are out of LIFO order", 0, 0},
     {"task_other_thread_1", m_task_other_thread, 1,
-     "clove_fork: the task is used outside the fn call", 0},
+     "clove_fork: the task is used outside the fn call", 0, 0},
     {"task_other_thread_2", m_task_other_thread, 2,
-     "clove_fork: the task is used outside the fn call", 0},
+     "clove_fork: the task is used outside the fn call", 0, 0},
     {"join_other_thread", m_join_other_thread, 1,
-     "clove_join: the task is used outside the fn call", 0},
+     "clove_join: the task is used outside the fn call", 0, 0},
     {"unjoined_1", m_unjoined, 1,
-     "clove_pool_run: fn returned with a clove_fork that was never joined", 0},
+     "clove_pool_run: fn returned with a clove_fork that was never joined", 0, 0},
     {"unjoined_2", m_unjoined, 2,
-     "clove_pool_run: fn returned with a clove_fork that was never joined", 0},
+     "clove_pool_run: fn returned with a clove_fork that was never joined", 0, 0},
     {"unjoined_nested_other_pool", m_unjoined_nested, 2,
-     "clove_pool_run: fn returned with a clove_fork that was never joined", 2},
+     "clove_pool_run: fn returned with a clove_fork that was never joined", 2, 0},
     {"unjoined_in_shared_job", m_unjoined_in_shared_job, 2,
-     "shared job: the job returned with a clove_fork that was never joined", 0},
-    {"fork_null_future", m_fork_null_future, 1, "clove_fork: the future is NULL", 0},
-    {"fork_null_task", m_fork_null_task, 1, "clove_fork: the task is NULL", 0},
+     "shared job: the job returned with a clove_fork that was never joined", 0, 0},
+    {"fork_null_future", m_fork_null_future, 1, "clove_fork: the future is NULL", 0, 0},
+    {"fork_null_task", m_fork_null_task, 1, "clove_fork: the task is NULL", 0, 0},
     {"fork_twice", m_fork_twice, 1,
-     "clove_fork: this future is already forked and not yet joined", 0},
+     "clove_fork: this future is already forked and not yet joined", 0, 0},
     /* With workers, the first fork into an empty list is reserved (taken
-     * out of the list): the check must know that too. */
+     * out of the list): the check must know that too. A long heartbeat:
+     * a future already handed to another worker is not recognised (the
+     * check would have to read its lock-guarded state), and at 1 us a
+     * beat may share it before the second fork. */
     {"fork_twice_2", m_fork_twice, 2,
-     "clove_fork: this future is already forked and not yet joined", 0},
+     "clove_fork: this future is already forked and not yet joined", 0, 1000000},
     {"spawn_after_return", m_spawn_after_return, 2,
-     "clove_spawn: the function that received this scope has returned", 0},
+     "clove_spawn: the function that received this scope has returned", 0, 0},
     {"spawn_other_task", m_spawn_other_task, 2,
-     "clove_spawn: the task is not the one that received this scope", 2},
-    {"scope_null_fn", m_scope_null_fn, 1, "clove_scope_run: the task or fn is NULL", 0},
+     "clove_spawn: the task is not the one that received this scope", 2, 0},
+    {"scope_null_fn", m_scope_null_fn, 1, "clove_scope_run: the task or fn is NULL", 0, 0},
     {"destroy_while_running", m_destroy_while_running, 2,
-     "clove_pool_destroy: the pool is still running a clove_pool_run", 1},
+     "clove_pool_destroy: the pool is still running a clove_pool_run", 1, 0},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
@@ -365,7 +369,7 @@ int misuse_child_main(const char *name)
         if (strcmp(cases[i].name, name) != 0)
             continue;
         const struct misuse_case *c = &cases[i];
-        clove_pool *p = make_pool(c->threads, 1);
+        clove_pool *p = make_pool(c->threads, c->heartbeat_us ? c->heartbeat_us : 1);
         clove_pool *other = NULL;
         void *arg = NULL;
         if (c->arg_kind == 1)
