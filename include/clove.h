@@ -196,11 +196,12 @@ typedef struct clove_stats {
     uint64_t waits;      /* joins that waited for a job running elsewhere */
     uint64_t wait_ns;    /* time in those joins (helping and sleeping included) */
     uint64_t stolen;     /* jobs of this worker that the heartbeat thread
-                          * shared because the worker went a whole heartbeat
-                          * interval without a fork or tick (a long leaf);
-                          * counted when the worker notices (its next
-                          * heartbeat or the join), not in shared; reclaimed
-                          * counts those nobody took in time */
+                          * shared because the worker left a beat unanswered
+                          * (no fork or tick since: a long leaf, or a loop
+                          * chunk that overran); counted when the worker
+                          * notices (its next heartbeat or the join), not in
+                          * shared; reclaimed counts those nobody took in
+                          * time */
 } clove_stats;
 
 /* Snapshot of the pool's counters: *total (if not NULL) sums every task

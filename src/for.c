@@ -16,6 +16,11 @@
  * interval/8 plus one iteration. A pool with one thread never splits, so
  * the loop is a single call of body.
  *
+ * A long loop also splits without a heartbeat, before each chunk once the
+ * chunk has its size, so that its task always has its remaining upper
+ * half forked - and so reserved, where the heartbeat thread can share it
+ * even while a chunk runs far longer than its pace promised (for_range).
+ *
  * Splitting halves the range, so the recursion is at most 64 levels deep
  * per loop, whatever the range.
  *
@@ -41,6 +46,7 @@ struct for_loop {
     size_t acc_size;
     void *ctx;
     uint64_t target_ns; /* wanted duration of one chunk */
+    bool eager;         /* keep the rest of a long range forked (for_range) */
 };
 
 /* Room for a small accumulator in the splitting frame. */
@@ -112,8 +118,10 @@ static void for_range(clove_task *t, const struct for_loop *loop, size_t lo,
 {
     uint64_t t0 = now_ns();
     bool first = true;
+    bool eager = false;
     while (lo < hi) {
-        if ((atomic_load_explicit(&t->heartbeat, memory_order_relaxed) & CLOVE__HB_BEAT) &&
+        if ((eager ||
+             (atomic_load_explicit(&t->heartbeat, memory_order_relaxed) & CLOVE__HB_BEAT)) &&
             hi - lo >= 2) {
             for_split(t, loop, lo, hi, chunk, acc);
             return;
@@ -136,6 +144,24 @@ static void for_range(clove_task *t, const struct for_loop *loop, size_t lo,
             uint64_t c = (uint64_t)((double)chunk * (double)loop->target_ns / (double)dt);
             chunk = c > 1 ? (size_t)c : 1;
         }
+        /* Keep the rest forked while it is long: once the chunk has its
+         * size (it took at least half its target) and what is left looks
+         * like more than a heartbeat interval of work at its pace, split
+         * before the next chunk, heartbeat or not. Nobody is woken by
+         * that (the fork is only queued, or reserved: the reserve in
+         * share.c), but a chunk can take far longer than its pace
+         * promised (a body whose cost jumps by 1000x), and while it runs
+         * the heartbeat thread can share nothing but this task's reserve:
+         * without a fork there would be none, and an idle worker would
+         * wait for the chunk to end. Cost: a fork and join per split; as
+         * splits stop once the rest is under an interval of work, about
+         * one per interval of work. Not while the chunk still grows (a
+         * body that is not linear in its range, e.g. O(1), would split
+         * forever), and not for a reduction whose accumulator does not fit
+         * in the frame (each split would allocate one). */
+        if (loop->eager && lo < hi && dt >= loop->target_ns / 2 &&
+            (double)dt / (double)n * (double)(hi - lo) > 8.0 * (double)loop->target_ns)
+            eager = true;
         /* A loop, unlike a recursion, knows how much is left. If the rest
          * looks like more than a heartbeat interval of work at the pace of
          * this first chunk and some worker is idle, do not wait for the
@@ -163,7 +189,7 @@ void clove_for(clove_task *t, size_t begin, size_t end, clove_range_fn *body, vo
         body(t, begin, end, ctx);
         return;
     }
-    struct for_loop loop = {body, NULL, NULL, NULL, 0, ctx, chunk_target_ns(t->pool)};
+    struct for_loop loop = {body, NULL, NULL, NULL, 0, ctx, chunk_target_ns(t->pool), true};
     for_range(t, &loop, begin, end, 1, NULL);
 }
 
@@ -180,7 +206,8 @@ int clove_reduce(clove_task *t, size_t begin, size_t end, void *acc, size_t acc_
         body(t, begin, end, acc, ctx);
         return 0;
     }
-    struct for_loop loop = {NULL, body, init, combine, acc_size, ctx, chunk_target_ns(t->pool)};
+    struct for_loop loop = {NULL, body, init, combine, acc_size, ctx, chunk_target_ns(t->pool),
+                            acc_size <= SMALL_ACC};
     for_range(t, &loop, begin, end, 1, acc);
     return 0;
 }

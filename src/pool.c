@@ -31,6 +31,9 @@
  * costs about this many wake-ups before it goes quiet. (While runs are in
  * progress but no task is idle it sleeps at once: see heartbeat_main.) */
 #define HB_GRACE_BEATS 4
+/* The probe after a beat on a kick comes interval / HB_PROBE_DIV later:
+ * the time a loop takes to answer (its chunks last interval/8). */
+#define HB_PROBE_DIV 8
 
 static _Thread_local clove_task *tls_current;
 
@@ -144,13 +147,17 @@ static void *worker_main(void *arg)
 /* Heartbeat thread                                                         */
 /* ------------------------------------------------------------------------ */
 
-/* Set the BEAT bit of every task that may have work to share, and share
- * the reserve of each task that left the previous beat unanswered
- * (clove__steal_locked). Only called when some task is idle: with nobody
- * to take a job, a heartbeat is pure cost. The BEAT stores are releases
- * only for the reserve's sake (a steal before them must be visible to an
- * owner that sees them, share.c); the flag itself carries no data. */
-static void heartbeat_all(clove_pool *p)
+/* Set the BEAT bit of every busy task, and share the reserve of each task
+ * that left the previous beat unanswered (clove__steal_locked): its BEAT
+ * bit is still set, no fork and no tick since (a long leaf, or a loop
+ * chunk that overran). Only called when some task is idle: with nobody to
+ * take a job, a heartbeat is pure cost. The BEAT stores are releases only
+ * for the reserve's sake (a steal before them must be visible to an owner
+ * that sees them, share.c); the flag itself carries no data.
+ *
+ * probe: a second look shortly after a beat (heartbeat_main): steal from
+ * the tasks that have not answered it yet, and store no new BEAT. */
+static void heartbeat_all(clove_pool *p, bool probe)
 {
     /* Tasks taken off the idle list to run a reserve shared here; woken
      * after unlocking. At most one per idle task, so bounded by threads
@@ -168,8 +175,9 @@ static void heartbeat_all(clove_pool *p)
             break;
         if (t->idle)
             continue;
-        /* BEAT still set from the previous beat: no fork and no tick for a
-         * whole interval (a long leaf). Share its reserve for it. */
+        /* BEAT still set: no fork and no tick since the last beat. Share
+         * its reserve for it. (A task that answers shares by itself, its
+         * reserve first, and spares this thread the wake-up calls.) */
         if (atomic_load_explicit(&t->heartbeat, memory_order_relaxed) & CLOVE__HB_BEAT) {
             clove_task *k = clove__steal_locked(t);
             if (k != NULL) {
@@ -185,7 +193,8 @@ static void heartbeat_all(clove_pool *p)
                 }
             }
         }
-        atomic_store_explicit(&t->heartbeat, CLOVE__HB_BEAT, memory_order_release);
+        if (!probe)
+            atomic_store_explicit(&t->heartbeat, CLOVE__HB_BEAT, memory_order_release);
     }
     clove__unlock(p);
     for (unsigned i = 0; i < nwake; i++)
@@ -239,6 +248,7 @@ static void *heartbeat_main(void *arg)
 #endif
     uint64_t last_runs = atomic_load_explicit(&p->runs, memory_order_relaxed);
     unsigned quiet = 0;
+    uint64_t last_beat = 0; /* clove__now_ns() of the last heartbeat_all */
     while (!atomic_load_explicit(&p->stopping, memory_order_acquire)) {
         uint64_t runs = atomic_load_explicit(&p->runs, memory_order_relaxed);
         bool active = (uint32_t)runs != 0 || runs != last_runs;
@@ -248,17 +258,43 @@ static void *heartbeat_main(void *arg)
          * costs no wake-ups), or runs but no idle task (every worker busy:
          * a heartbeat would be pure cost). The first task to go idle, or
          * the next run, kicks us awake. */
-        if (quiet >= HB_GRACE_BEATS ||
-            (active && atomic_load_explicit(&p->idle_count, memory_order_relaxed) == 0)) {
+        bool busy = active && atomic_load_explicit(&p->idle_count, memory_order_relaxed) == 0;
+        if (quiet >= HB_GRACE_BEATS || busy) {
             hb_sleep(p);
             quiet = 0;
-            last_runs = atomic_load_explicit(&p->runs, memory_order_relaxed);
+            uint64_t now_runs = atomic_load_explicit(&p->runs, memory_order_relaxed);
+            bool began = (now_runs >> 32) != (last_runs >> 32);
+            last_runs = now_runs;
+            /* A run began: its first beat an interval from now (so a run
+             * shorter than an interval wakes nobody). */
+            if (!busy || began)
+                continue;
+            /* Every task was busy and one went idle during the run: it
+             * waits for work that only a beat can hand out. Beat now, not
+             * an interval from now - but never sooner than an interval
+             * after the previous beat (beats stay at most one per
+             * interval) - and look again an eighth of an interval later:
+             * a task that has not answered by then (no fork, no tick: a
+             * long leaf, or a loop chunk that overran) has its reserve
+             * shared for it then, not a whole interval later. */
+            uint64_t since = clove__now_ns() - last_beat;
+            if (since < interval_ns)
+                clove__wait(&p->stopping, 0, interval_ns - since);
+            if (!hb_useful(p))
+                continue;
+            heartbeat_all(p, false);
+            last_beat = clove__now_ns();
+            clove__wait(&p->stopping, 0, interval_ns / HB_PROBE_DIV);
+            if (hb_useful(p))
+                heartbeat_all(p, true);
             continue;
         }
         /* Sleep one interval; destroy wakes us early through stopping. */
         clove__wait(&p->stopping, 0, interval_ns);
-        if (hb_useful(p))
-            heartbeat_all(p);
+        if (hb_useful(p)) {
+            heartbeat_all(p, false);
+            last_beat = clove__now_ns();
+        }
     }
     return NULL;
 }

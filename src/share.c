@@ -20,8 +20,8 @@
  * published in task->reserve. From there either the owner takes it back at
  * its join (a compare-and-swap on task->reserve, no lock), or it becomes
  * SHARED, claimed by the same compare-and-swap under the lock: by the
- * owner's heartbeat handler, or by the heartbeat thread when the owner runs
- * a long leaf (clove__steal_locked).
+ * owner's heartbeat handler, or by the heartbeat thread when the owner
+ * does not answer a beat, e.g. in a long leaf (clove__steal_locked).
  *
  * Checked in model/clove.pml (properties and bug variants: model/README.md).
  */
@@ -178,10 +178,11 @@ static bool ring_pop(clove_pool *p, struct clove__entry *e)
 
 /*
  * A heartbeat is answered at the owner's next fork or tick. A long leaf (a
- * call that computes for milliseconds without either) would leave the jobs
- * queued behind it unshared while other workers sleep. So each task of a
- * pool with workers keeps its oldest fork *reserved*: detached from its list
- * and published in t->reserve, where the heartbeat thread can take it.
+ * call that computes for milliseconds without either, or a loop chunk that
+ * runs far longer than its pace promised) would leave the jobs queued
+ * behind it unshared while other workers sleep. So each task of a pool
+ * with workers keeps its oldest fork *reserved*: detached from its list and
+ * published in t->reserve, where the heartbeat thread can take it.
  *
  *   - The owner reserves in its heartbeat handler (below), without the lock:
  *     unlink the list's oldest f, f->prev = NULL, f->u.state = RESERVED with
@@ -197,9 +198,11 @@ static bool ring_pop(clove_pool *p, struct clove__entry *e)
  *     or heartbeat), never on the fork/join fast path.
  *   - The heartbeat thread (clove__steal_locked, from heartbeat_all with the
  *     lock held) claims it with the same CAS when the owner did not answer
- *     the previous beat (its BEAT bit is still set: no fork and no tick for
- *     a whole interval) and a task is idle, and shares it as the owner's
- *     handler would: ring entry, SHARED, wake one idle task.
+ *     the last beat (its BEAT bit is still set: no fork and no tick since)
+ *     and a task is idle, and shares it as the owner's handler would: ring
+ *     entry, SHARED, wake one idle task. It looks at each beat, and also an
+ *     eighth of an interval after a beat made because a task went idle
+ *     (the probe, heartbeat_main).
  *   - The owner's handler, sharing at a beat, also claims its reserve by CAS
  *     (under the lock) and shares it first: it is older than anything in
  *     the list.

@@ -290,3 +290,130 @@ void test_longleaf_worker(void)
     ASSERT_LE_U(10, per[1].stolen + per[1].shared);
     clove_pool_destroy(pool);
 }
+
+/* ------------------------------------------------------------------------ */
+/* A long chunk in clove_for                                                */
+/* ------------------------------------------------------------------------ */
+
+/* The run is join2(side, loop). side is taken by the other worker (shared
+ * or stolen while loop's caller ticks, waiting for it to start), so from
+ * then on every task is busy and no heartbeat comes. loop is clove_for
+ * over [0, n) with iterations of about a microsecond, except iteration
+ * LONGFOR_STUCK, which spins inside its chunk (no fork, no tick) until an
+ * iteration of the loop has started on another task; side spins until
+ * then too, so the other worker can only get loop work from the spinning
+ * task - and that task's list was never touched by a heartbeat. Only the
+ * loop keeping the rest of a long range forked (src/for.c), its oldest
+ * piece reserved where the heartbeat thread can take it (src/share.c),
+ * lets the test finish. Every index must be run exactly once, with its
+ * own value. */
+#define LONGFOR_STUCK 256
+
+struct longfor {
+    size_t n;
+    _Atomic uint32_t *runs;
+    uint64_t *out;
+    _Atomic uint32_t side_started, side_runs;
+    _Atomic uint32_t stuck;          /* the spinning iteration began */
+    _Atomic uint32_t loop_elsewhere; /* an iteration ran on another task */
+    _Atomic unsigned loop_index;     /* the task that ran the loop */
+    unsigned side_index, stuck_index;
+    bool side_saw, loop_saw;
+};
+
+static void spin_us(double us)
+{
+    double until = now_s() + us * 1e-6;
+    while (now_s() < until) {
+    }
+}
+
+static void longfor_body(clove_task *t, size_t lo, size_t hi, void *ctx)
+{
+    struct longfor *c = ctx;
+    unsigned self = clove_worker_index(t);
+    if (self != atomic_load_explicit(&c->loop_index, memory_order_relaxed))
+        atomic_store_explicit(&c->loop_elsewhere, 1, memory_order_release);
+    for (size_t i = lo; i < hi; i++) {
+        atomic_fetch_add_explicit(&c->runs[i], 1, memory_order_relaxed);
+        c->out[i] = mix64(i);
+        if (i == LONGFOR_STUCK) {
+            c->stuck_index = self;
+            atomic_store_explicit(&c->stuck, 1, memory_order_release);
+            c->loop_saw = spin_until(&c->loop_elsewhere, LEAF_DEADLINE_S);
+        } else {
+            spin_us(1.0);
+        }
+    }
+}
+
+static void longfor_side(clove_task *t, void *arg)
+{
+    struct longfor *c = arg;
+    atomic_fetch_add(&c->side_runs, 1);
+    c->side_index = clove_worker_index(t);
+    atomic_store_explicit(&c->side_started, 1, memory_order_release);
+    /* Keep this worker busy until the loop is stuck (if the loop's task
+     * runs this itself, the loop is over: nothing to wait for). */
+    if (c->side_index != atomic_load_explicit(&c->loop_index, memory_order_relaxed))
+        c->side_saw = spin_until(&c->stuck, LEAF_DEADLINE_S);
+}
+
+static void longfor_loop(clove_task *t, void *arg)
+{
+    struct longfor *c = arg;
+    /* Ticks answer heartbeats: side leaves by a share or a steal. */
+    while (atomic_load_explicit(&c->side_started, memory_order_acquire) == 0)
+        clove_tick(t);
+    clove_for(t, 0, c->n, longfor_body, c);
+}
+
+static void longfor_run(clove_task *t, void *arg)
+{
+    struct longfor *c = arg;
+    atomic_store_explicit(&c->loop_index, clove_worker_index(t), memory_order_relaxed);
+    clove_join2(t, longfor_loop, c, longfor_side, c);
+}
+
+void test_longleaf_for(void)
+{
+    static const unsigned hbs[] = {20, 100};
+    struct longfor c;
+    c.n = 4096;
+    c.runs = malloc(c.n * sizeof *c.runs);
+    c.out = malloc(c.n * sizeof *c.out);
+    ASSERT(c.runs != NULL && c.out != NULL);
+    for (size_t h = 0; h < sizeof hbs / sizeof hbs[0]; h++) {
+        clove_pool *pool = make_pool(2, hbs[h]);
+        for (int r = 0; r < 5; r++) {
+            for (size_t k = 0; k < c.n; k++)
+                atomic_init(&c.runs[k], 0);
+            memset(c.out, 0, c.n * sizeof *c.out);
+            atomic_init(&c.side_started, 0);
+            atomic_init(&c.side_runs, 0);
+            atomic_init(&c.stuck, 0);
+            atomic_init(&c.loop_elsewhere, 0);
+            c.side_saw = c.loop_saw = false;
+            ASSERT_EQ_I(clove_pool_run(pool, longfor_run, &c), 0);
+            ASSERT_EQ_U(atomic_load(&c.side_runs), 1);
+            ASSERT(c.side_index != atomic_load(&c.loop_index));
+            ASSERT(c.side_saw);
+            ASSERT_EQ_U(c.stuck_index, atomic_load(&c.loop_index));
+            ASSERT_MSG(c.loop_saw,
+                       "hb %u: iteration %d spun until its deadline: the rest of its "
+                       "range never left its task",
+                       hbs[h], LONGFOR_STUCK);
+            for (size_t k = 0; k < c.n; k++) {
+                ASSERT_EQ_U(atomic_load(&c.runs[k]), 1);
+                ASSERT_EQ_U(c.out[k], mix64(k));
+            }
+        }
+        clove_stats s;
+        ASSERT_EQ_I(clove_pool_stats(pool, &s, NULL, 0), 0);
+        test_log("hb %u: shared %llu stolen %llu", hbs[h], (unsigned long long)s.shared,
+                 (unsigned long long)s.stolen);
+        clove_pool_destroy(pool);
+    }
+    free(c.runs);
+    free(c.out);
+}
