@@ -6,7 +6,12 @@
 # 1e7-node tree stays within 10 % of the measured time (sim/README.md).
 # Long leaves (section 6): the same invariants; with the reserve 2 workers
 # run pair:50 in <= 60 ms (measured 50.3), without it in 100 ms; the reserve
-# changes nothing on tree and fib; one reserve per task (fan:4:10 = 30 ms).
+# changes nothing on tree and fib, and no probe ever steals there; one
+# reserve per task (fan:4:10 = 30 ms). Section 7: beats are never closer
+# than one interval (the beat on kick's limit); pair:50 gets no beat on
+# kick (nobody goes idle during the run), so it takes as long as under the
+# rules before, and the rejected --steal-every-beat steals at the first
+# beat (<= 50.2 ms); the probe steals on map 256 x 1 ms (16 workers).
 # Usage: sim/check.sh [PYTHON]   (default python3). Exit 0 on success.
 set -eu
 PY=${1:-python3}
@@ -16,28 +21,38 @@ import sys
 import clovesim as cs
 import designs
 
+H_NS = 100e3   # the default heartbeat interval
 fail = 0
+def gap_ok(r):
+    g = r["min_beat_gap_ns"]
+    return g is None or g >= H_NS * (1 - 1e-12)
+
 def check(ok, what):
     global fail
     print(("ok   " if ok else "FAIL ") + what)
     if not ok:
         fail += 1
 
+probes = 0
 for spec, c in [("tree:1000000", 2.917), ("tree:1000", 2.83), ("fib:27", 1.755)]:
     w = cs.make_work(spec)
     seq = w.size(w.root) * c
     r1 = cs.simulate(w, 1, c_node=c)
     check(abs(r1["time_ns"] - seq) <= 1e-9 * seq, f"{w.name}: 1 worker = sequential sum ({r1['time_ns']:.1f} ns)")
     for P in (2, 4, 16, 64):
-        for kw in ({}, dict(cascade=False), dict(k=2), designs.OLD):
+        for kw in ({}, dict(cascade=False), dict(k=2), designs.OLD, designs.SEC6, designs.REJECTED):
             sim = cs.Sim(w, P, c, **kw)
             r = sim.run()
             sp = r1["time_ns"] / r["time_ns"]
             busy = P * r["time_ns"] * (1 - r["idle_frac"])
             ok = (sp <= P * (1 + 1e-9) and busy >= seq * (1 - 1e-9)
                   and 0 <= r["idle_frac"] <= 1 and 0 <= r["idle_work_frac"] <= 1
-                  and r["stats"]["shares"] + r["stats"]["steals"] <= r["stats"]["wakes"] + 1)
+                  and r["stats"]["shares"] + r["stats"]["steals"] <= r["stats"]["wakes"] + 1
+                  and gap_ok(r) and r["stats"]["probe_steals"] == 0)
+            probes += r["stats"]["probes"]
             check(ok, f"{w.name}: P={P} {kw or 'default'}: speed-up {sp:.2f} <= {P}, busy covers the work")
+check(probes > 0, f"tree and fib: {probes} probe passes, none of them stole (every task answers "
+      f"within 2 nodes)")
 
 # long leaves: invariants, with and without the reserve
 for spec in ("pair:50", "rounds:10:5", "map:64:1", "imap:64:1:3", "fan:4:10"):
@@ -46,14 +61,15 @@ for spec in ("pair:50", "rounds:10:5", "map:64:1", "imap:64:1:3", "fan:4:10"):
     r1 = cs.simulate(w, 1)
     check(abs(r1["time_ns"] - seq) <= 1e-9 * seq, f"{w.name}: 1 worker = sequential sum ({r1['time_ns'] / 1e6:.3f} ms)")
     for P in (2, 16):
-        for kw in ({}, dict(reserve=False), dict(reserves=4), dict(cascade=False)):
+        for kw in ({}, dict(reserve=False), dict(reserves=4), dict(cascade=False), designs.SEC6,
+                   dict(probe_div=0), designs.REJECTED, dict(designs.REJECTED, share_after_steal=False)):
             r = cs.simulate(w, P, **kw)
             sp = r1["time_ns"] / r["time_ns"]
             busy = P * r["time_ns"] * (1 - r["idle_frac"])
             ok = (sp <= P * (1 + 1e-9) and busy >= seq * (1 - 1e-9)
                   and 0 <= r["idle_frac"] <= 1 and 0 <= r["idle_work_frac"] <= 1
                   and r["stats"]["shares"] + r["stats"]["steals"] <= r["stats"]["wakes"] + 1
-                  and (r["stats"]["steals"] == 0 or kw.get("reserve", True)))
+                  and (r["stats"]["steals"] == 0 or kw.get("reserve", True)) and gap_ok(r))
             check(ok, f"{w.name}: P={P} {kw or 'default'}: speed-up {sp:.2f} <= {P}, busy covers the work")
 
 pair = cs.make_work("pair:50")
@@ -61,6 +77,10 @@ t_res = cs.simulate(pair, 2)["time_ns"] / 1e6
 t_nores = cs.simulate(pair, 2, reserve=False)["time_ns"] / 1e6
 check(t_res <= 60.0, f"pair 50 ms, 2 workers, reserve: {t_res:.3f} ms <= 60 ms (measured 50.3)")
 check(abs(t_nores - 100.0) < 1e-3, f"pair 50 ms, 2 workers, no reserve: {t_nores:.3f} ms = 100 ms")
+t_old = cs.simulate(pair, 2, **designs.SEC6)["time_ns"] / 1e6
+t_every = cs.simulate(pair, 2, **designs.REJECTED)["time_ns"] / 1e6
+check(t_res == t_old and t_every <= 50.2, f"pair 50 ms, 2 workers: no beat on kick, as before ({t_res:.3f} ms "
+      f"= {t_old:.3f} ms); rejected steal at every beat: at the first beat ({t_every:.3f} ms <= 50.2 ms)")
 rounds = cs.make_work("rounds:10:5")
 t_res = cs.simulate(rounds, 2)["time_ns"] / 1e6
 check(t_res <= 60.0, f"rounds 10 x 5 ms, 2 workers, reserve: {t_res:.3f} ms <= 60 ms (measured 51.9)")
@@ -70,12 +90,18 @@ check(abs(t_fan - 30.0) < 0.5, f"fan 4 x 10 ms, 16 workers: {t_fan:.3f} ms = 30 
 mp = cs.make_work("map:256:1")
 a, b = (cs.simulate(mp, 16, reserve=r)["time_ns"] for r in (False, True))
 check(b < a, f"map 256 x 1 ms, 16 workers: reserve {b / 1e6:.3f} ms < no reserve {a / 1e6:.3f} ms")
+st, st0 = (cs.simulate(mp, 16, **kw)["stats"] for kw in ({}, dict(probe_div=0)))
+check(st["probe_steals"] > 0 and st["probes"] <= st["kick_beats"] and st0["probes"] == 0,
+      f"map 256 x 1 ms, 16 workers: {st['probe_steals']} steals at {st['probes']} probes after "
+      f"{st['kick_beats']} beats on kick; none with --probe-div 0")
 for spec, c, P in (("tree:1000000", 2.917, 16), ("fib:27", 1.755, 64)):
     w = cs.make_work(spec)
-    a = cs.simulate(w, P, c_node=c, reserve=False)
-    b = cs.simulate(w, P, c_node=c)
-    check(a["time_ns"] == b["time_ns"] and b["stats"]["steals"] == 0,
-          f"{w.name}, {P} workers: the reserve changes nothing ({b['stats']['steals']} steals)")
+    for kw, tag in (({}, "defaults"), (designs.SEC6, "rules before")):
+        a = cs.simulate(w, P, c_node=c, reserve=False, **kw)
+        b = cs.simulate(w, P, c_node=c, **kw)
+        check(a["time_ns"] == b["time_ns"] and b["stats"]["steals"] == 0,
+              f"{w.name}, {P} workers, {tag}: the reserve changes nothing "
+              f"({b['stats']['steals']} steals, {b['stats']['probes']} probes)")
 
 m = designs.MEASURED[10000000]
 w = cs.TreeSum(10000000)

@@ -12,7 +12,14 @@ Models (see sim/README.md for the long version and the calibration):
     workers; each task's fork list (oldest queued fork shared first);
   - the heartbeat thread: beats every interval (plus timer lateness) only
     while some task is idle; sleeps when none is; kicked (wake latency) by
-    the first task to go idle; a beat sets the flag of every non-idle task;
+    the first task to go idle during a run (after an all-busy sleep), it
+    beats at once, but never sooner than one interval after its previous
+    beat, and an eighth of an interval later (plus timer lateness) runs a
+    probe pass that steals the reserve of every task that has not answered
+    that beat yet, then goes on as usual (src/ working tree of 2026-11-30
+    20:00; --no-beat-on-kick: one full period after the kick, as before;
+    --probe-div 0: no probe); after run_enter's kick the first beat comes
+    one period later; a beat sets the flag of every non-idle task;
   - the flag is answered at the task's next fork (the "tick gap");
   - a share moves the oldest queued fork into a FIFO ring and wakes exactly
     one idle task (most recently idle first) with a wake latency; the
@@ -26,12 +33,17 @@ Models (see sim/README.md for the long version and the calibration):
   - the cascade's owner re-share (src/ since 2026-11-30): the taker also
     raises the flag of the job's owner (default on; --no-cascade-owner);
   - the reserve (src/ since 2026-11-30; default on; --no-reserve): each task
-    keeps its oldest queued fork published; at each beat the heartbeat
-    thread, for every busy task whose flag is still raised (no fork since
-    the flag went up: a long leaf), if a task is idle and the ring has
-    room, claims that fork and shares it as the owner would (ring, wake
-    one idle task, after the lock); at most one per task until the task
-    forks again (which re-reserves); at most 16 steals per beat;
+    keeps its oldest queued fork published; at each beat (and probe) the
+    heartbeat thread, for every busy task whose flag is still raised (no
+    fork since the flag went up: a long leaf), if a task is idle and the
+    ring has room, claims that fork and shares it as the owner would (ring,
+    wake one idle task, after the lock); at most one per task until the
+    task forks again (which re-reserves); at most 16 steals per beat.
+    Rejected what-if --steal-every-beat (src/ working tree of 19:50, never
+    committed): at each beat, from every busy task, answered or not;
+  - not modelled: clove_for / clove_reduce loops (chunks, splits at a
+    heartbeat, the eager splits of src/for.c); the map workloads are
+    divide-and-conquer recursions with a fixed fork tree;
   - long-leaf workloads (pair, rounds, map, imap, tmap, fan): node costs in
     ns, leaves that compute for milliseconds without a fork; a flag is
     answered at the task's next fork, found in the tree;
@@ -73,7 +85,8 @@ DEFAULTS = dict(
 
 SHARED, TAKEN, DONE, RECLAIMED = 1, 2, 3, 4
 BUSY, IDLE, WAKING = 0, 1, 2
-EV_BEAT, EV_ANSWER, EV_REACH, EV_WOKEN, EV_SAMPLE, EV_HBWAKE = range(6)
+EV_BEAT, EV_ANSWER, EV_REACH, EV_WOKEN, EV_SAMPLE, EV_HBWAKE, EV_PROBE = range(7)
+KICK = "kick"                # EV_BEAT's task slot: a beat on kick (a probe follows)
 
 
 # --------------------------------------------------------------------------
@@ -304,7 +317,7 @@ class Ctx:
 
 class Task:
     __slots__ = ("idx", "status", "stack", "flag", "flag_t", "gen", "answer_pending",
-                 "stolen", "agen", "ans_q")
+                 "stolen", "agen", "ans_q", "rearm")
 
     def __init__(self, idx):
         self.idx = idx
@@ -317,6 +330,7 @@ class Task:
         self.stolen = 0            # reserves the heartbeat thread took since w's last fork
         self.agen = 0              # long-leaf workloads: generation of the pending answer event
         self.ans_q = None          # (ctx, position) of the fork a postponed answer waits for
+        self.rearm = False         # what-if share_after_steal=False: the raised flag only re-reserves
 
 
 class Sim:
@@ -324,14 +338,24 @@ class Sim:
                  k=1, wake_call_us=5.0, lock_us=0.15, hb_late_us=None, hb_overhead_us=17.0,
                  hb_per_task_us=0.02, tick_gap_nodes=2.0, reclaim_us=0.05,
                  join_done_us=0.05, contention=1.0, contention_ns=0.0, leaf_block=0, sample_us=None,
-                 idle_request=False, beat_on_kick=False, cascade_owner=True, reserve=True,
+                 idle_request=False, beat_on_kick=True, cascade_owner=True, reserve=True,
                  reserves=1, hb_wake_batch=16, hb_phase_us=None, join_ticks=False,
+                 steal_every_beat=False, share_after_steal=True, probe_div=8,
                  max_events=50_000_000):
         self.W = work
         self.P = P
         self.c = (c_node * contention + contention_ns) if P > 1 else c_node
         self.idle_request = idle_request
         self.beat_on_kick = beat_on_kick
+        # rejected what-if (src/ working tree of 19:50): a normal beat steals
+        # from every busy task, not only from those that left it unanswered
+        self.steal_every_beat = steal_every_beat
+        # the probe pass interval / probe_div after a beat on kick
+        # (src/pool.c HB_PROBE_DIV = 8); 0: none
+        self.probe_div = probe_div
+        # what-if (False): after a steal the owner's next fork only reserves
+        # again; src/ stores BEAT, so that fork also shares the next oldest
+        self.share_after_steal = share_after_steal
         self.cascade_owner = cascade_owner and cascade   # --no-cascade: neither flag
         self.reserve = reserve
         self.reserves = reserves if reserve else 0   # what-if: > 1 reserves per task
@@ -371,6 +395,9 @@ class Sim:
         self.heap = []
         self.seq = 0
         self.hb_asleep = True
+        self.hb_busy_sleep = False  # asleep because a beat found nobody idle (not: no run yet)
+        self.last_beat = -math.inf  # when the last beat (heartbeat_all) ended
+        self.min_beat_gap = math.inf  # shortest time from the end of a beat to the next beat
         self.hb_gen = 0
         self.done_at = None
         # metrics
@@ -382,7 +409,8 @@ class Sim:
         self.busy90_at = None
         self.peak_busy = 0
         self.stats = dict(beats=0, answers=0, shares=0, steals=0, wakes=0, empty_wakes=0,
-                          reclaims=0, taken=0, waits=0, relays=0, events=0)
+                          reclaims=0, taken=0, waits=0, relays=0, events=0, kick_beats=0,
+                          probes=0, probe_steals=0)
 
     # ---- event queue -----------------------------------------------------
     def push(self, t, kind, task=None, gen=0):
@@ -549,28 +577,52 @@ class Sim:
         if self.hb_asleep and self.P > 1:
             self.hb_asleep = False
             self.hb_gen += 1
-            # woken (wake latency), then one full interval before the beat;
-            # variant beat_on_kick: beat as soon as it is awake
-            delay = self.L if (self.beat_on_kick and self.done_at is None and t > 0) else self.L + self.period
-            self.push(t + delay, EV_BEAT, None, self.hb_gen)
+            awake = t + self.L             # woken (wake latency)
+            kind = None
+            if self.beat_on_kick and self.hb_busy_sleep:
+                # src/pool.c heartbeat_main: after an all-busy sleep, beat as
+                # soon as awake, but never less than an interval after the
+                # previous beat (the wait for the rest of the interval is
+                # late like any timed wait: the beat comes a period after
+                # the previous one); a probe pass follows (on_beat)
+                # (beat_on_kick="now": no such limit, the variant of the older tables)
+                at = awake if (awake - self.last_beat >= self.H or self.beat_on_kick == "now") \
+                    else self.last_beat + self.period
+                kind = KICK
+            else:
+                # after a sleep with no run (run_enter's kick), or with
+                # --no-beat-on-kick: one full interval before the beat
+                at = awake + self.period
+            self.hb_busy_sleep = False
+            self.push(at, EV_BEAT, kind, self.hb_gen)
 
-    def raise_flag(self, w, t):
+    def raise_flag(self, w, t, rearm=False):
         """Raise w's flag at time t (t may lie ahead of the event being
         processed: a taker queued for the lock raises flags when it gets
-        it). flag_t keeps when the flag went up, for the steal test."""
+        it). flag_t keeps when the flag went up, for the steal test.
+        rearm (what-if share_after_steal=False): the flag only makes the
+        next fork reserve again, unless it was already raised to share."""
+        if not rearm:
+            w.rearm = False
+        elif not w.flag:
+            w.rearm = True
         if not w.flag or t < w.flag_t:
             w.flag_t = t
         w.flag = True
 
-    def try_steal(self, w, t):
+    def try_steal(self, w, t, every=False):
         """clove__steal_locked: if some task is idle and the ring has room,
         claim w's reserve - its oldest queued fork, unless the heartbeat
         thread already took it and w has not forked since - and share it as
-        w's own handler would. Returns the idle task taken off the idle list
-        (woken by the heartbeat thread after unlocking), or None."""
+        w's own handler would; only if w's flag is still raised (heartbeat_all
+        reads BEAT), unless every (the rejected --steal-every-beat). Returns
+        the idle task taken off the idle list (woken by the heartbeat thread
+        after unlocking), or None."""
         if not self.idle or self.ring_live >= self.ring_cap:
             return None
-        if w.status != BUSY or w.stolen >= self.reserves or w.flag_t > t:
+        if w.status != BUSY or w.stolen >= self.reserves:
+            return None
+        if not every and (not w.flag or w.flag_t > t):
             return None                # (a flag that goes up later is not yet unanswered)
         ctx = w.stack[-1]
         if ctx.waiting is not None:
@@ -589,36 +641,46 @@ class Sim:
         v = self.idle.pop()
         self.stats["steals"] += 1
         w.stolen += 1
-        self.raise_flag(w, t)          # steal_locked stores BEAT: re-reserve at the next fork
+        # steal_locked stores BEAT: re-reserve at the next fork (which, with
+        # a task still idle, also shares the next oldest fork)
+        self.raise_flag(w, t, rearm=not self.share_after_steal)
         self.schedule_reach(w)         # the owner now stops at the stolen fork's join
         if self.long:
             self.arm_answer(w, t)      # its next fork may now lie behind that join
         return v
 
-    def flag_all(self, t, steal=False):
+    def flag_all(self, t, steal=False, probe=False):
         """heartbeat_all: raise the flag of every task that is not idle.
         With the reserve (steal, from the heartbeat thread): first, for each
-        busy task whose flag is still raised (no fork since the last beat, or
-        raised by a cascade since), claim and share its reserve, at most
-        hb_wake_batch per beat (the rest of the walk waits a beat, as in
-        src/pool.c). Returns when the heartbeat thread is done (its wake
+        busy task whose flag is still raised (no fork since the last beat,
+        or raised by a cascade since; with the rejected steal_every_beat,
+        at a normal beat: every busy task), claim and share its reserve, at
+        most hb_wake_batch per beat (the rest of the walk waits a beat, as
+        in src/pool.c). probe (heartbeat_all(p, true)): the steals only, no
+        flag raised. Returns when the heartbeat thread is done (its wake
         calls included)."""
         thieves = []
         skip = ()
+        robbed = set()
+        every = self.steal_every_beat and not probe
         if steal and self.reserve:
             order = self.tasks[1:] + self.tasks[:1]   # workers, then the caller
             for i, w in enumerate(order):
-                if w.status == IDLE or not w.flag:
+                if w.status == IDLE or (not every and not w.flag):
                     continue
-                v = self.try_steal(w, t)
+                v = self.try_steal(w, t, every)
                 if v is not None:
                     thieves.append(v)
+                    if not self.share_after_steal:
+                        robbed.add(w.idx)      # what-if: no BEAT after the steal
                     if len(thieves) == self.hb_wake_batch:
                         skip = set(x.idx for x in order[i + 1:])
                         break
         end = self.locked(t, self.c_hb_task * self.P + len(thieves) * self.c_lock)
-        for w in self.tasks:
-            if w.status != IDLE and w.idx not in skip:
+        if probe:
+            self.stats["probe_steals"] += len(thieves)
+        for w in () if probe else self.tasks:
+            if w.status != IDLE and w.idx not in skip and w.idx not in robbed:
                 self.raise_flag(w, t)
                 if w.status == BUSY and not w.answer_pending and w.stack[-1].waiting is None:
                     if self.long:
@@ -634,17 +696,45 @@ class Sim:
             self.wake(v, now)
         return now
 
-    def on_beat(self, t, gen):
+    def on_beat(self, t, gen, kick=False):
         if gen != self.hb_gen or self.hb_asleep:
             return
         t_end = t
         if self.idle:
             self.stats["beats"] += 1
+            self.min_beat_gap = min(self.min_beat_gap, t - self.last_beat)
             t_end = self.flag_all(t, steal=True)
+            self.last_beat = t_end
+            if kick:
+                self.stats["kick_beats"] += 1
+            if kick and self.probe_div:
+                # src/pool.c: a beat on kick is followed, interval /
+                # HB_PROBE_DIV later (a timed wait, late like any), by a
+                # probe pass; the thread stays awake until then
+                self.push(t_end + self.H / self.probe_div + (self.period - self.H), EV_PROBE,
+                          None, gen)
+                return
+        self.after_pass(t_end, gen)
+
+    def after_pass(self, t_end, gen):
+        """heartbeat_main's loop top: sleep if nobody is idle, else the
+        next beat one period later."""
         if not self.idle:
             self.hb_asleep = True      # nobody idle: sleep until kicked
+            self.hb_busy_sleep = True
         else:
             self.push(t_end + self.period, EV_BEAT, None, gen)
+
+    def on_probe(self, t, gen):
+        """The probe pass after a beat on kick (heartbeat_all(p, true)):
+        steal from the tasks that have not answered that beat yet."""
+        if gen != self.hb_gen or self.hb_asleep:
+            return
+        t_end = t
+        if self.idle:
+            self.stats["probes"] += 1
+            t_end = self.flag_all(t, steal=True, probe=True)
+        self.after_pass(t_end, gen)
 
     # ---- tasks -----------------------------------------------------------
     def go_idle(self, w, t):
@@ -753,6 +843,9 @@ class Sim:
         w.flag = False
         w.stolen = 0                       # the handler reserves again (or the next fork does)
         self.stats["answers"] += 1
+        if w.rearm:                        # what-if share_after_steal=False: reserve only
+            w.rearm = False
+            return
         if not self.idle:
             return
         pend = self.oldest_pending(ctx, p)
@@ -894,7 +987,9 @@ class Sim:
             elif kind == EV_WOKEN:
                 self.on_woken(w, t)
             elif kind == EV_BEAT:
-                self.on_beat(t, gen)
+                self.on_beat(t, gen, w == KICK)
+            elif kind == EV_PROBE:
+                self.on_probe(t, gen)
             elif kind == EV_SAMPLE:
                 self.on_sample(t)
         self.stats["events"] = n
@@ -908,6 +1003,7 @@ class Sim:
             busy90_hb=(self.busy90_at / self.H) if self.busy90_at is not None else None,
             first_beat_hb=(self.L + self.period) / self.H,
             peak_busy=self.peak_busy,
+            min_beat_gap_ns=None if self.min_beat_gap == math.inf else self.min_beat_gap,
             stats=self.stats,
         )
 
@@ -981,7 +1077,7 @@ def table(work, Ps, kw, out=sys.stdout, markdown=False):
             print(f"  P={P:4d}  time {fmt_time(r['time_ns']):>11s}  speed-up {sp:7.2f}x  "
                   f"idle {100 * r['idle_frac']:5.1f}%  idle-while-work {100 * r['idle_work_frac']:5.1f}%  "
                   f"all-busy {ab:>6s} hb  shares {r['stats']['shares']:6d}  "
-                  f"steals {r['stats']['steals']:5d}  "
+                  f"steals {r['stats']['steals']:5d} (probe {r['stats']['probe_steals']:3d})  "
                   f"wakes {r['stats']['wakes']:6d}  events {r['stats']['events']}", file=out)
     return rows
 
@@ -995,8 +1091,12 @@ def main(argv=None):
                                         "map:N:L (divide-and-conquer map over N items of L each),\n"
                                         "imap:N:L[:SEED] (item lengths exponential, mean L), tmap:N:L\n"
                                         "(item i costs 2L(i+1/2)/N), fan:K:L (fork K-1 leaves in a loop,\n"
-                                        "run one). Defaults model src/ as of 2026-11-30 17:00: cascade\n"
-                                        "with owner re-share, and the reserve.\n"
+                                        "run one). Defaults model src/ of 2026-11-30 20:00 (uncommitted):\n"
+                                        "cascade with owner re-share, the reserve stolen from a task that\n"
+                                        "left a beat unanswered, beat on kick (at most one per interval)\n"
+                                        "followed by a probe pass interval/8 later. The rules before: add\n"
+                                        "--no-beat-on-kick. The rejected design of 19:50: add\n"
+                                        "--steal-every-beat --probe-div 0.\n"
                                         "Example: clovesim.py -w tree:1e7 -P 1 2 4 16 64 256")
     ap.add_argument("-w", "--workload", action="append", default=None,
                     help="tree:N, fib:N, pair:L, rounds:N:L, map:N:L, ... (repeatable; "
@@ -1026,8 +1126,22 @@ def main(argv=None):
                          "since 2026-11-30, default on; --no-cascade-owner for the older tables")
     ap.add_argument("--reserve", action=argparse.BooleanOptionalAction, default=True,
                     help="the heartbeat thread shares the reserved oldest fork of a task that "
-                         "left a beat unanswered for a whole interval (long leaves); in src/ "
+                         "left a beat unanswered (long leaves), while some task is idle; in src/ "
                          "since 2026-11-30, default on; --no-reserve for the older tables")
+    ap.add_argument("--steal-every-beat", action="store_true",
+                    help="rejected what-if (src/ working tree of 2026-11-30 19:50, never "
+                         "committed): every normal beat steals the reserve of every busy task, "
+                         "answered or not (a probe pass still steals only from the unanswered)")
+    ap.add_argument("--probe-div", type=int, default=8,
+                    help="a beat on kick is followed, interval / N later (plus timer lateness), "
+                         "by a probe pass: the reserve of every task that has not answered that "
+                         "beat yet is stolen, no flag is raised (src/pool.c HB_PROBE_DIV, "
+                         "default 8); 0: no probe")
+    ap.add_argument("--share-after-steal", action=argparse.BooleanOptionalAction, default=True,
+                    help="after a steal the owner's flag is raised (steal_locked and "
+                         "heartbeat_all store BEAT), so its next fork also shares its next "
+                         "oldest fork while a task is idle (src/, default); what-if "
+                         "--no-share-after-steal: that fork only reserves again")
     ap.add_argument("--reserves", type=int, default=1,
                     help="what-if (src/ has 1): the heartbeat thread may take up to this many of "
                          "a task's oldest forks between two of its forks, one per beat")
@@ -1038,8 +1152,12 @@ def main(argv=None):
                     help="the heartbeat thread is already awake when the run starts (back-to-back "
                          "runs in one pool) and first beats this long after the start; default: "
                          "asleep, kicked by run_enter (first beat after wake + one period)")
-    ap.add_argument("--beat-on-kick", action="store_true",
-                    help="variant: the heartbeat thread beats as soon as a kick wakes it")
+    ap.add_argument("--beat-on-kick", action=argparse.BooleanOptionalAction, default=True,
+                    help="woken by a task going idle during a run (after an all-busy sleep), "
+                         "the heartbeat thread beats at once, but not sooner than one interval "
+                         "after its previous beat, then probes (--probe-div); src/ of "
+                         "2026-11-30 20:00, default on; --no-beat-on-kick: one full period "
+                         "after the kick, no probe, as before")
     ap.add_argument("--hb-per-task-us", type=float, default=DEFAULTS["hb_per_task_us"])
     ap.add_argument("--leaf-block", type=int, default=0,
                     help="subtrees of at most this many nodes run without forks (a grain)")
@@ -1053,7 +1171,8 @@ def main(argv=None):
               idle_request=a.idle_request, beat_on_kick=a.beat_on_kick,
               cascade_owner=a.cascade_owner, reserve=a.reserve, reserves=a.reserves,
               hb_phase_us=a.hb_phase_us, join_ticks=a.join_ticks,
-              hb_per_task_us=a.hb_per_task_us)
+              hb_per_task_us=a.hb_per_task_us, steal_every_beat=a.steal_every_beat,
+              share_after_steal=a.share_after_steal, probe_div=a.probe_div)
     for spec in a.workload or ["tree:1e7"]:
         work = make_work(spec)
         if a.json:
@@ -1066,7 +1185,11 @@ def main(argv=None):
               f"{a.heartbeat_us:g} us, wake {a.wake_us:g} us, "
               f"{'cascade' if kw['cascade'] else 'no cascade'}"
               f"{' + owner' if kw['cascade'] and a.cascade_owner else ''}, k = {a.shares_per_beat}, "
-              f"{'reserve' if a.reserve else 'no reserve'}")
+              f"{'reserve' if a.reserve else 'no reserve'}"
+              f"{' (stolen at every beat)' if a.reserve and a.steal_every_beat else ''}"
+              f"{', no share after a steal' if a.reserve and not a.share_after_steal else ''}, "
+              f"{'beat on kick' if a.beat_on_kick else 'no beat on kick'}"
+              f"{f' + probe at H/{a.probe_div}' if a.beat_on_kick and a.probe_div else ''}")
         table(work, a.workers, kw, markdown=a.markdown)
     return 0
 

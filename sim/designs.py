@@ -6,7 +6,11 @@
   designs.py compare    16/64/256 workers under each design variant
   designs.py longleaf   long leaves and the reserve: validation, predictions,
                         the reserve on tree/fib, what-if variants (section 6)
-  designs.py all        all four (default)
+  designs.py rules      (i) the rules before 2026-11-30 19:50, (ii) the defaults
+                        (beat on kick + probe), (iii) the rejected steal at
+                        every beat (section 7)
+  designs.py rejected   the evidence against (iii): its full tables (section 7)
+  designs.py all        all six (default)
 
 Measured figures are those of sim/README.md (section 3); re-measure and
 edit MEASURED to re-validate on another machine. Python 3 stdlib only.
@@ -25,8 +29,18 @@ PS = [1, 2, 4, 16, 64, 256]
 
 # The tables of sections 4 and 5 were computed before the owner re-share and
 # the reserve were in src/ (the simulator's defaults since 2026-11-30 17:00):
-# they are reproduced with both switched off explicitly.
-OLD = dict(cascade_owner=False, reserve=False)
+# they are reproduced with both switched off explicitly, and without the
+# beat on kick and its probe (defaults since 2026-11-30 20:00).
+OLD = dict(cascade_owner=False, reserve=False, beat_on_kick=False, probe_div=0)
+# Section 6 was computed for the code of 3063e81: the reserve stolen only
+# from a task that left a whole interval unanswered (still the default
+# rule), no beat on kick, no probe. Its "beat on kick" rows used the variant
+# without the one-interval limit, and without a probe.
+SEC6 = dict(beat_on_kick=False, probe_div=0)
+# Section 7: the rejected design of the working tree of 19:50 (never
+# committed): every beat steals every busy task's reserve; beat on kick, no
+# probe.
+REJECTED = dict(steal_every_beat=True, probe_div=0)
 
 
 def old(kw=None):
@@ -78,8 +92,8 @@ VARIANTS = [
     ("cascade + owner, wake 5 us", dict(cascade_owner=True, wake_us=5)),
     ("cascade + owner, wake 30 us", dict(cascade_owner=True, wake_us=30)),
     ("cascade + owner, wake 100 us", dict(cascade_owner=True, wake_us=100)),
-    ("cascade + beat on kick", dict(beat_on_kick=True)),
-    ("cascade + owner + beat on kick", dict(cascade_owner=True, beat_on_kick=True)),
+    ("cascade + beat on kick", dict(beat_on_kick="now")),
+    ("cascade + owner + beat on kick", dict(cascade_owner=True, beat_on_kick="now")),
     ("no cascade + idle request", dict(cascade=False, idle_request=True)),
 ]
 
@@ -140,11 +154,11 @@ def longleaf_validate():
     print("|---|---|---|---|---|---|---|---|---|---|")
     for spec, src, m1, m2, stolen, shared in LONGLEAF_MEASURED:
         w = cs.make_work(spec)
-        s1 = cs.simulate(w, 1)["time_ns"] / 1e6
-        r2 = cs.simulate(w, 2)
+        s1 = cs.simulate(w, 1, **SEC6)["time_ns"] / 1e6
+        r2 = cs.simulate(w, 2, **SEC6)
         s2 = r2["time_ns"] / 1e6
-        s2w = warm_mean(w, 2) / 1e6
-        s2n = cs.simulate(w, 2, reserve=False)["time_ns"] / 1e6
+        s2w = warm_mean(w, 2, **SEC6) / 1e6
+        s2n = cs.simulate(w, 2, reserve=False, **SEC6)["time_ns"] / 1e6
         counts = "-" if stolen is None else f"{stolen:.2f} + {shared:.2f}"
         counts += f" / {r2['stats']['steals']} + {r2['stats']['shares']}"
         print(f"| {w.name} | {src} | {m1:.3f} / {s1:.3f} ms | {m2:g} ms | "
@@ -171,9 +185,10 @@ def run_mean(spec, p, **kw):
         w = cs.make_work(sp)
         seq = cs.simulate(w, 1)["time_ns"]
         r = cs.simulate(w, p, **kw)
-        rows.append((r["time_ns"], seq / r["time_ns"], r["idle_work_frac"], r["stats"]["steals"]))
+        rows.append((r["time_ns"], seq / r["time_ns"], r["idle_work_frac"], r["stats"]["steals"],
+                     r["stats"]["shares"]))
     n = len(rows)
-    return tuple(sum(x[i] for x in rows) / n for i in range(4))
+    return tuple(sum(x[i] for x in rows) / n for i in range(5))
 
 
 def ll_name(spec):
@@ -190,8 +205,8 @@ def longleaf_predict(ps=(2, 16, 64)):
     for spec in LL_WORK:
         name = ll_name(spec)
         for p in ps:
-            a = run_mean(spec, p, reserve=False)
-            b = run_mean(spec, p)
+            a = run_mean(spec, p, reserve=False, **SEC6)
+            b = run_mean(spec, p, **SEC6)
             cell = lambda r: f"{cs.fmt_time(r[0])} / {r[1]:.2f}x / {100 * r[2]:.0f} %"
             print(f"| {name} | {p} | {cell(a)} | {cell(b)} | {b[3]:.0f} | {a[0] / b[0]:.2f}x |")
 
@@ -205,8 +220,8 @@ def reserve_neutral(specs=("tree:1e6", "tree:1e7", "tree:1e8", "fib:32", "fib:40
         base = cs.simulate(w, 1)["time_ns"]
         cells = []
         for p in ps:
-            a = cs.simulate(w, p, reserve=False)
-            b = cs.simulate(w, p)
+            a = cs.simulate(w, p, reserve=False, **SEC6)
+            b = cs.simulate(w, p, **SEC6)
             same = "same" if a["time_ns"] == b["time_ns"] else f"{100 * (b['time_ns'] / a['time_ns'] - 1):+.2f} %"
             cells.append(f"{base / b['time_ns']:.1f}x, {same}, {b['stats']['steals']} steals")
         print(f"| {w.name} | " + " | ".join(cells) + " |")
@@ -219,7 +234,7 @@ LL_VARIANTS = [
     ("reserve, heartbeat 50 us", dict(heartbeat_us=50)),
     ("reserve, wake 30 us", dict(wake_us=30)),
     ("reserve, no limit of 16 wakes per beat", dict(hb_wake_batch=10 ** 6)),
-    ("reserve + beat on kick (src/pool.c, uncommitted)", dict(beat_on_kick=True)),
+    ("reserve + beat on kick (src/pool.c, uncommitted)", dict(beat_on_kick="now")),
     ("what-if: clove_join ticks", dict(join_ticks=True)),
     ("what-if: 2 reserves per task", dict(reserves=2)),
     ("what-if: 2 reserves + join ticks", dict(reserves=2, join_ticks=True)),
@@ -237,7 +252,7 @@ def longleaf_variants(specs=("map:256:1", "imap:256:1", "map:1024:250us", "fan:4
         for name, kw in LL_VARIANTS:
             cells = []
             for p in ps:
-                r = run_mean(spec, p, **kw)
+                r = run_mean(spec, p, **{**SEC6, **kw})
                 cells.append(f"{r[1]:.2f}x / {100 * r[2]:.0f} %")
             print(f"| {name} | " + " | ".join(cells) + " |")
 
@@ -253,6 +268,129 @@ def longleaf():
     longleaf_variants()
 
 
+# --------------------------------------------------------------------------
+# Section 7: (i) the rules before (SEC6), (ii) the defaults (src/ of
+# 2026-11-30 20:00: steal only from the unanswered, beat on kick, probe
+# at interval/8), (iii) the rejected steal at every beat (working tree of
+# 19:50: REJECTED)
+# --------------------------------------------------------------------------
+RULES = [("(i) before", SEC6), ("(ii) defaults", {}), ("(iii) steal every beat", REJECTED)]
+RULES_WORK = [("tree:1e7", (2, 16, 64)), ("fib:40", (64,)), ("pair:50", (2, 16)),
+              ("rounds:10:5", (2, 16)), ("map:256:1", (16, 64))]
+
+
+def rules_validate():
+    print("| tree, 2 threads | measured | " + " | ".join(f"sim {n}" for n, _ in RULES) + " |")
+    print("|---|---|" + "---|" * len(RULES))
+    m = MEASURED[10000000]
+    w = cs.TreeSum(10000000)
+    t2m = m["clove2"] * 1e7
+    extra = 2 * m["split"] - m["base"]
+    for cont, tag in ((0.0, ""), (extra, f" + contention {extra:.3f} ns/node")):
+        cells = []
+        for _, kw in RULES:
+            t = cs.simulate(w, 2, c_node=m["clove1"], contention_ns=cont, **kw)["time_ns"]
+            cells.append(f"{cs.fmt_time(t)} ({100 * (t - t2m) / t2m:+.1f} %)")
+        print(f"| {w.name}{tag} | {cs.fmt_time(t2m)} | " + " | ".join(cells) + " |")
+
+
+def rules_predict(probe_col=True):
+    cols = RULES + ([("(ii) without the probe", dict(probe_div=0))] if probe_col else [])
+    print("| workload | workers | " + " | ".join(n for n, _ in cols) + " |")
+    print("|---|---|" + "---|" * len(cols))
+    for spec, ps in RULES_WORK:
+        w = cs.make_work(spec)
+        seq = cs.simulate(w, 1)["time_ns"]
+        for p in ps:
+            cells = []
+            for _, kw in cols:
+                r = cs.simulate(w, p, **kw)
+                st = r["stats"]
+                probe = f" ({st['probe_steals']} at a probe)" if st["probe_steals"] else ""
+                cells.append(f"{cs.fmt_time(r['time_ns'])} / {seq / r['time_ns']:.2f}x / "
+                             f"{st['steals']}{probe} + {st['shares']}")
+            print(f"| {w.name} | {p} | " + " | ".join(cells) + " |")
+
+
+def rules():
+    print("\n### Validation (2 threads; measured 16.620 ms with the code of 3063e81)\n")
+    rules_validate()
+    print("\n### Predictions: time / speed-up / steals + shares\n")
+    rules_predict()
+
+
+# The evidence against (iii), as first computed in the working tree of
+# 19:50 (its "new defaults" are REJECTED here).
+REJ_STEAL_ONLY = dict(REJECTED, beat_on_kick=False)      # its steal rule without the beat on kick
+REJ_WHATIF = dict(REJECTED, share_after_steal=False)     # what-if: a steal does not make the owner share too
+REJ_WORK = [("tree:1e7", (2, 16, 64, 256)), ("tree:1e8", (16, 64)), ("fib:40", (16, 64)),
+            ("pair:50", (2, 16, 64)), ("rounds:10:5", (2, 16, 64)), ("map:256:1", (2, 16, 64)),
+            ("imap:256:1", (2, 16, 64)), ("tmap:256:1", (16, 64)), ("map:1024:250us", (16, 64)),
+            ("fan:4:10", (2, 16))]
+REJ_WHATIFS = [
+    ("(i) before", SEC6),
+    ("(iii) steal every beat (19:50)", REJECTED),
+    ("(iii), what-if: no share after a steal", REJ_WHATIF),
+    ("(iii), what-if: no limit of 16 steals per beat", dict(REJECTED, hb_wake_batch=10 ** 6)),
+    ("(iii), what-if: both", dict(REJ_WHATIF, hb_wake_batch=10 ** 6)),
+]
+
+
+def rejected_validate():
+    print("| workload, 2 threads | measured (old code) | sim, (i) before | error | sim, (iii) | error |")
+    print("|---|---|---|---|---|---|")
+    for n, m in MEASURED.items():
+        w = cs.TreeSum(n)
+        t2m = m["clove2"] * n
+        extra = 2 * m["split"] - m["base"]
+        for cont, tag in ((0.0, ""), (extra, f" + contention {extra:.3f} ns/node")):
+            a = cs.simulate(w, 2, c_node=m["clove1"], contention_ns=cont, **SEC6)["time_ns"]
+            b = cs.simulate(w, 2, c_node=m["clove1"], contention_ns=cont, **REJECTED)["time_ns"]
+            print(f"| {w.name}{tag} | {cs.fmt_time(t2m)} | {cs.fmt_time(a)} | {100 * (a - t2m) / t2m:+.1f} % | "
+                  f"{cs.fmt_time(b)} | {100 * (b - t2m) / t2m:+.1f} % |")
+    for spec, src, m1, m2, stolen, shared in LONGLEAF_MEASURED:
+        if src == "commit":
+            continue
+        w = cs.make_work(spec)
+        a, b = (cs.simulate(w, 2, **kw) for kw in (SEC6, REJECTED))
+        cnt = lambda r: f"{r['stats']['steals']} + {r['stats']['shares']}"
+        print(f"| {w.name} (stolen + shared: {stolen:.2f} + {shared:.2f}) | {m2:g} ms | "
+              f"{a['time_ns'] / 1e6:.3f} ms ({cnt(a)}) | {100 * (a['time_ns'] / 1e6 - m2) / m2:+.1f} % | "
+              f"{b['time_ns'] / 1e6:.3f} ms ({cnt(b)}) | {100 * (b['time_ns'] / 1e6 - m2) / m2:+.1f} % |")
+
+
+def rejected_predict():
+    print("| workload | workers | (i) before | (iii) steal every beat | (iii) / (i) time | (iii) without "
+          "the beat on kick | (iii), what-if: no share after a steal |")
+    print("|---|---|---|---|---|---|---|")
+    cell = lambda r: f"{cs.fmt_time(r[0])} / {r[1]:.2f}x / {r[3]:.0f} + {r[4]:.0f}"
+    for spec, ps in REJ_WORK:
+        name = ll_name(spec)
+        for p in ps:
+            a = run_mean(spec, p, **SEC6)
+            b = run_mean(spec, p, **REJECTED)
+            c = run_mean(spec, p, **REJ_STEAL_ONLY)
+            d = run_mean(spec, p, **REJ_WHATIF)
+            print(f"| {name} | {p} | {cell(a)} | {cell(b)} | {b[0] / a[0]:.3f} | {cell(c)} | {cell(d)} |")
+
+
+def rejected_whatif(specs=("tree:1e7", "tree:1e8", "fib:40"), ps=(16, 64, 256)):
+    print("| design | " + " | ".join(f"{ll_name(sp)}, {p}" for sp in specs for p in ps) + " |")
+    print("|---|" + "---|" * (len(specs) * len(ps)))
+    for name, kw in REJ_WHATIFS:
+        cells = [f"{run_mean(sp, p, **kw)[1]:.1f}x" for sp in specs for p in ps]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+def rejected():
+    print("\n### The rejected design: validation (2 threads; measured with the code of 3063e81)\n")
+    rejected_validate()
+    print("\n### The rejected design: predictions: time / speed-up / steals + shares\n")
+    rejected_predict()
+    print("\n### The rejected design: speed-up on tree and fib, what-if variants\n")
+    rejected_whatif()
+
+
 def main(argv):
     what = argv[1] if len(argv) > 1 else "all"
     if what in ("validate", "all"):
@@ -265,6 +403,10 @@ def main(argv):
         compare("fib:40")
     if what in ("longleaf", "all"):
         longleaf()
+    if what in ("rules", "all"):
+        rules()
+    if what in ("rejected", "all"):
+        rejected()
     return 0
 
 
