@@ -19,8 +19,9 @@
  *     helped with and its sleeps nest inside) and "sleep" (idle);
  *   - instant events ("ph":"i") "heartbeat" (answered, nothing shared),
  *     "share" (answered by sharing the oldest queued job) and "stolen"
- *     (the heartbeat thread shared the worker's reserve during a long
- *     leaf: at the time it did, recorded when the worker notices).
+ *     (the heartbeat thread shared the worker's reserve because it left a
+ *     beat unanswered, e.g. in a long leaf: at the time it did, recorded
+ *     when the worker notices).
  * Threads that enter clove_pool_run with an index >= threads are counted
  * in the totals but not traced.
  */
