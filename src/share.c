@@ -49,6 +49,7 @@ void clove__task_init(clove_task *t, clove_pool *p, uint32_t index)
     t->index = index;
     atomic_init(&t->reserve, NULL);
     atomic_init(&t->stolen_ns, 0);
+    t->run_ns = 0;
     t->reserved = NULL;
     /* Armed: the first fork reserves (pools with workers only; without,
      * there is nobody to share with and nothing of this happens). */

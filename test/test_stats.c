@@ -159,6 +159,80 @@ void test_stats_external_threads(void)
     clove_pool_destroy(p);
 }
 
+/*
+ * Short runs issued back to back are not beaten: a run younger than a
+ * quarter heartbeat interval is skipped by the heartbeat thread. Without
+ * that gate almost every heartbeat pass lands in some run (the caller is
+ * inside one most of the time) and shares a job for nothing: about one
+ * share per pass over this test (checked by building
+ * without the gate), where the gate leaves none or a handful (a run
+ * preempted for a quarter interval may still get one). A
+ * long run on the same pool must still share: the gate delays the first
+ * beat, it does not stop sharing.
+ */
+struct repeat_arg {
+    const struct tree *tr;
+    double until;
+    unsigned runs;
+};
+
+static void repeat_trees(clove_task *t, void *arg)
+{
+    struct repeat_arg *a = arg;
+    do {
+        tree_check(a->tr, tree_sum(t, a->tr, a->tr->root));
+        a->runs++;
+    } while (now_s() < a->until);
+}
+
+void test_short_runs_not_shared(void)
+{
+    struct tree tr;
+    tree_build(&tr, 2000, SHAPE_RANDOM, 0x5407);
+    /* The interval: at least 4 ms and 32 runs (one run timed on a pool of
+     * one thread; sanitizers make it 50 times slower), so that the runs
+     * are short against it in every build. About 75 intervals long. */
+    clove_pool *p = make_pool(1, 0);
+    double c0 = now_s();
+    for (int i = 0; i < 20; i++)
+        run_tree_checked(p, &tr);
+    double run_s = (now_s() - c0) / 20;
+    clove_pool_destroy(p);
+    double hb_s = run_s * 32 > 0.004 ? run_s * 32 : 0.004;
+    ASSERT(hb_s <= CLOVE_MAX_HEARTBEAT_US / 1e6);
+    const unsigned HB_US = (unsigned)(hb_s * 1e6);
+    p = make_pool(2, HB_US);
+    double t0 = now_s(), span = scaled_seconds(75 * hb_s, 75 * hb_s);
+    unsigned runs = 0;
+    while (now_s() - t0 < span) {
+        run_tree_checked(p, &tr);
+        runs++;
+    }
+    double elapsed = now_s() - t0;
+    clove_stats s;
+    ASSERT_OK(clove_pool_stats(p, &s, NULL, 0));
+    check_consistent(&s);
+    uint64_t passes = (uint64_t)(elapsed * 1e6 / HB_US);
+    test_log("short runs: heartbeat %u us, %u runs in %.3f s (~%ju heartbeat passes):"
+             " %ju shared, %ju stolen\n", HB_US, runs, elapsed, (uintmax_t)passes,
+             (uintmax_t)s.shared, (uintmax_t)s.stolen);
+    /* Short indeed: a run lasts an eighth of an interval on average. */
+    ASSERT_GE_U(runs, 8 * passes);
+    ASSERT_LE_U(s.shared + s.stolen, 5 + passes / 10);
+
+    /* One long run of the same trees: shared as before. */
+    struct repeat_arg a = {&tr, now_s() + 12 * hb_s, 0};
+    ASSERT_OK(clove_pool_run(p, repeat_trees, &a));
+    clove_stats s2;
+    ASSERT_OK(clove_pool_stats(p, &s2, NULL, 0));
+    check_consistent(&s2);
+    test_log("long run: %u trees, %ju shared, %ju stolen\n", a.runs,
+             (uintmax_t)(s2.shared - s.shared), (uintmax_t)(s2.stolen - s.stolen));
+    ASSERT_GE_U(s2.shared + s2.stolen, s.shared + s.stolen + 1);
+    tree_free(&tr);
+    clove_pool_destroy(p);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Trace                                                                    */
 /* ------------------------------------------------------------------------ */
