@@ -58,6 +58,9 @@
 #define PENDSUM (pend[0] + pend[1] + pend[2] + pend[3])
 #endif
 
+#ifndef YOUNG_SKIPS
+#define YOUNG_SKIPS 2  /* passes that may skip a young run (hb_next) */
+#endif
 #ifndef GRACE
 #define GRACE 2
 #endif
@@ -124,6 +127,10 @@ byte nidle;                  /* idle_count (seq_cst stores under the lock) */
 bit  idle[NT];               /* task->idle */
 byte waiting_on[NT];         /* task->waiting_on (0 = NULL) */
 bit  reg0;                   /* task 0 is in pool->registered */
+byte young0;                 /* passes that may still skip task 0's run as
+                              * young (the run-age gate, HB_RUN_AGE_DIV):
+                              * YOUNG_SKIPS at each run start, so that the
+                              * gate delays beats but cannot starve a run */
 bit  stopping;               /* pool->stopping */
 /* per-task sleep word and its futex waiter */
 bit  sleepw[NT];             /* task->sleep */
@@ -870,7 +877,7 @@ progress_tick:
     :: d_step { ms == MS_M1 && hbl == 0 ->
         /* clove_pool_run: register (a critical section), run_enter
          * (seq_cst fetch_add), then kick; then fn(t, arg) */
-        reg0 = 1;
+        reg0 = 1; young0 = YOUNG_SKIPS;
         rin++; rst++;
         printf("MSC: run_enter\n");
         push_frame(0, M_ROOT);
@@ -974,8 +981,16 @@ progress_tick:
 inline hb_next() {
     do
     :: hw <= NW && (idle[hw] || (hw == 0 && !reg0)) -> hw++
-    :: else -> break
+    /* The run-age gate (src/pool.c HB_RUN_AGE_DIV): this pass skips the
+     * run's task as young (gate: chosen at the loop head, since a d_step
+     * cannot choose). With no clock, any of a run's first YOUNG_SKIPS
+     * passes may. */
+    :: hw == 0 && reg0 && !idle[0] && gate && young0 > 0 ->
+       hw++; young0--; gate = 0
+    :: !(hw <= NW && (idle[hw] || (hw == 0 && !reg0))) &&
+       !(hw == 0 && reg0 && !idle[0] && gate && young0 > 0) -> break
     od;
+    gate = 0;
     if
     :: hw > NW -> hs = 0; hw = 0; hbl = 0; check_inv()
     :: else -> hs = 1
@@ -987,6 +1002,7 @@ active proctype HB()
     byte last, quiet, dec;
     bit active_;
     byte hw, hs, hf, hwl;            /* heartbeat_all: task, step, f, to wake */
+    bit gate;                        /* this pass skips a young run (hb_next) */
     byte g, o, k;                    /* scratch, always reset to 0 */
 
     last = rst;                          /* last_runs = runs (relaxed) */
@@ -1010,7 +1026,12 @@ active proctype HB()
                :: active_ && nidle == 0 -> dec = 1
                :: else -> dec = 2
                fi;
-               active_ = 0
+               active_ = 0;
+               /* the next pass may find the run young (hb_next) */
+               if
+               :: dec == 2 && young0 > 0 -> gate = 1
+               :: true -> gate = 0
+               fi
            fi
        };
        if

@@ -341,7 +341,7 @@ class Sim:
                  idle_request=False, beat_on_kick=True, cascade_owner=True, reserve=True,
                  reserves=1, hb_wake_batch=16, hb_phase_us=None, join_ticks=False,
                  steal_every_beat=False, share_after_steal=True, probe_div=8,
-                 max_events=50_000_000):
+                 run_age_div=4, max_events=50_000_000):
         self.W = work
         self.P = P
         self.c = (c_node * contention + contention_ns) if P > 1 else c_node
@@ -361,6 +361,9 @@ class Sim:
         self.reserves = reserves if reserve else 0   # what-if: > 1 reserves per task
         self.join_ticks = join_ticks                  # what-if: clove_join ticks (long leaves only)
         self.hb_phase = None if hb_phase_us is None else hb_phase_us * US
+        # src/pool.c HB_RUN_AGE_DIV: a pass skips a run younger than
+        # interval / run_age_div (0: no such gate, as before 2026-11-30 22:00)
+        self.run_age_div = run_age_div
         self.hb_wake_batch = hb_wake_batch
         # long-leaf workloads: a flag is answered at the task's next fork
         # (found in the tree), not a fixed tick gap later
@@ -969,7 +972,12 @@ class Sim:
             # (it stays up HB_GRACE_BEATS intervals): first beat hb_phase in
             self.hb_asleep = False
             self.hb_gen += 1
-            self.push(self.hb_phase, EV_BEAT, None, self.hb_gen)
+            first = self.hb_phase
+            # the run is the only busy task: a pass that finds it younger
+            # than interval / run_age_div skips it, so the next pass beats
+            if self.run_age_div and first < self.H / self.run_age_div:
+                first += self.period
+            self.push(first, EV_BEAT, None, self.hb_gen)
         if self.P > 1:
             self.push(self.sample_dt / 2, EV_SAMPLE)
         heap = self.heap
@@ -1152,6 +1160,10 @@ def main(argv=None):
                     help="the heartbeat thread is already awake when the run starts (back-to-back "
                          "runs in one pool) and first beats this long after the start; default: "
                          "asleep, kicked by run_enter (first beat after wake + one period)")
+    ap.add_argument("--run-age-div", type=int, default=4,
+                    help="with --hb-phase-us: a heartbeat pass skips the run while it is younger "
+                         "than interval / this (src/pool.c HB_RUN_AGE_DIV, default 4); 0: no "
+                         "such gate, the first pass beats it whatever its age, as before")
     ap.add_argument("--beat-on-kick", action=argparse.BooleanOptionalAction, default=True,
                     help="woken by a task going idle during a run (after an all-busy sleep), "
                          "the heartbeat thread beats at once, but not sooner than one interval "
@@ -1172,7 +1184,8 @@ def main(argv=None):
               cascade_owner=a.cascade_owner, reserve=a.reserve, reserves=a.reserves,
               hb_phase_us=a.hb_phase_us, join_ticks=a.join_ticks,
               hb_per_task_us=a.hb_per_task_us, steal_every_beat=a.steal_every_beat,
-              share_after_steal=a.share_after_steal, probe_div=a.probe_div)
+              share_after_steal=a.share_after_steal, probe_div=a.probe_div,
+              run_age_div=a.run_age_div)
     for spec in a.workload or ["tree:1e7"]:
         work = make_work(spec)
         if a.json:

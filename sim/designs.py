@@ -30,17 +30,20 @@ PS = [1, 2, 4, 16, 64, 256]
 # The tables of sections 4 and 5 were computed before the owner re-share and
 # the reserve were in src/ (the simulator's defaults since 2026-11-30 17:00):
 # they are reproduced with both switched off explicitly, and without the
-# beat on kick and its probe (defaults since 2026-11-30 20:00).
-OLD = dict(cascade_owner=False, reserve=False, beat_on_kick=False, probe_div=0)
+# beat on kick and its probe (defaults since 2026-11-30 20:00). All three
+# historical settings below also leave out the run-age gate (default since
+# 2026-11-30 22:00), which changes only runs started with the heartbeat
+# thread awake (--hb-phase-us, warm_mean) at a phase under interval/4.
+OLD = dict(cascade_owner=False, reserve=False, beat_on_kick=False, probe_div=0, run_age_div=0)
 # Section 6 was computed for the code of 3063e81: the reserve stolen only
 # from a task that left a whole interval unanswered (still the default
 # rule), no beat on kick, no probe. Its "beat on kick" rows used the variant
 # without the one-interval limit, and without a probe.
-SEC6 = dict(beat_on_kick=False, probe_div=0)
+SEC6 = dict(beat_on_kick=False, probe_div=0, run_age_div=0)
 # Section 7: the rejected design of the working tree of 19:50 (never
 # committed): every beat steals every busy task's reserve; beat on kick, no
 # probe.
-REJECTED = dict(steal_every_beat=True, probe_div=0)
+REJECTED = dict(steal_every_beat=True, probe_div=0, run_age_div=0)
 
 
 def old(kw=None):
