@@ -5,7 +5,7 @@
  * Issue 2's target for 1000 nodes is 2.5x gcc's -O3 baseline, which gcc
  * turns into a loop over the right child and inlines several levels deep.
  * clove measures about 3.2x. This program times, in one process and
- * interleaved, the same tree walk written five ways, on one thread:
+ * interleaved, the same tree walk written six ways, on one thread:
  *
  *   baseline      the plain recursion (what gcc inlines)
  *   clove         the clove.h idiom, as bench/tree_sum runs it (a pool of
@@ -24,8 +24,12 @@
  *                 task stacks this way) and popped at the join, which
  *                 tests fn. Nothing in the caller's frame has its address
  *                 taken, so gcc can still turn the right child into a loop
+ *   array-hb      array-record plus the heartbeat check clove_fork makes
+ *                 (a relaxed load of a per-task word and a branch to an
+ *                 out-of-line handler, never taken here)
  *
- * The no-runtime variants never share anything: they show what the caller
+ * The no-runtime variants (frame-record, array-record, array-hb) never
+ * share anything: they show what the caller
  * pays for where the fork record lives, which decides how gcc compiles the
  * recursion. Each variant is checked against n(n+1)/2. For instruction
  * counts, run it under callgrind with --toggle-collect='run_*' and divide
@@ -40,6 +44,7 @@
 
 #include <clove.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +124,44 @@ static int64_t sum_array(struct astack *d, const node *n)
         s += sum_array(d, n->left);
     if (n->right)
         s += sum_array(d, n->right);
+    return s;
+}
+
+/* ---- array-heartbeat: array-record plus what a heartbeat runtime adds ---- */
+
+/* The fork also loads the task's heartbeat word (relaxed) and branches to
+ * an out-of-line handler when it is set, as clove_fork does; never set
+ * here. */
+struct hstack {
+    struct arec *top;
+    _Atomic unsigned heartbeat;
+};
+
+__attribute__((noinline, cold)) static void hstack_beat(struct hstack *d)
+{
+    atomic_store_explicit(&d->heartbeat, 0, memory_order_relaxed);
+}
+
+static int64_t sum_array_hb(struct hstack *d, const node *n)
+{
+    int64_t s = n->value;
+    if (n->left && n->right) {
+        struct arec *r = d->top;
+        r->fn = frame_job;
+        r->arg = n->right;
+        d->top = r + 1;
+        if (__builtin_expect(atomic_load_explicit(&d->heartbeat, memory_order_relaxed) != 0, 0))
+            hstack_beat(d);
+        s += sum_array_hb(d, n->left);
+        d->top = r;
+        if (r->fn != NULL)
+            return s + sum_array_hb(d, n->right);
+        return s + r->result;
+    }
+    if (n->left)
+        s += sum_array_hb(d, n->left);
+    if (n->right)
+        s += sum_array_hb(d, n->right);
     return s;
 }
 
@@ -214,6 +257,12 @@ __attribute__((noinline)) static int64_t run_array_record(void)
     return sum_array(&d, g_root);
 }
 
+__attribute__((noinline)) static int64_t run_array_heartbeat(void)
+{
+    struct hstack d = {g_arecs, 0};
+    return sum_array_hb(&d, g_root);
+}
+
 static const struct {
     const char *name;
     int64_t (*run)(void);
@@ -223,6 +272,7 @@ static const struct {
     {"frame-record", run_frame_record},
     {"clove-array", run_clove_array},
     {"array-record", run_array_record},
+    {"array-hb", run_array_heartbeat},
 };
 enum { NV = sizeof variants / sizeof variants[0] };
 
