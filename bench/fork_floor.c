@@ -94,7 +94,7 @@ static int64_t sum_frame(void *t, const node *n)
     return s;
 }
 
-/* ---- array-record: a record on a task-owned array, nothing in the frame -- */
+/* ---- array-record and array-hb: a record on a task-owned array --------- */
 
 struct arec {
     void (*fn)(void);
@@ -102,68 +102,54 @@ struct arec {
     int64_t result;
 };
 
+/* heartbeat: array-hb's fork loads it (relaxed) and branches to an
+ * out-of-line handler when it is set, as clove_fork does; never set here. */
 struct astack {
-    struct arec *top;
-};
-
-static int64_t sum_array(struct astack *d, const node *n)
-{
-    int64_t s = n->value;
-    if (n->left && n->right) {
-        struct arec *r = d->top;
-        r->fn = frame_job;
-        r->arg = n->right;
-        d->top = r + 1;
-        s += sum_array(d, n->left);
-        d->top = r;
-        if (r->fn != NULL) /* not taken: a thief would have cleared it */
-            return s + sum_array(d, n->right);
-        return s + r->result;
-    }
-    if (n->left)
-        s += sum_array(d, n->left);
-    if (n->right)
-        s += sum_array(d, n->right);
-    return s;
-}
-
-/* ---- array-heartbeat: array-record plus what a heartbeat runtime adds ---- */
-
-/* The fork also loads the task's heartbeat word (relaxed) and branches to
- * an out-of-line handler when it is set, as clove_fork does; never set
- * here. */
-struct hstack {
     struct arec *top;
     _Atomic unsigned heartbeat;
 };
 
-__attribute__((noinline, cold)) static void hstack_beat(struct hstack *d)
+__attribute__((noinline, cold)) static void astack_beat(struct astack *d)
 {
     atomic_store_explicit(&d->heartbeat, 0, memory_order_relaxed);
 }
 
-static int64_t sum_array_hb(struct hstack *d, const node *n)
-{
-    int64_t s = n->value;
-    if (n->left && n->right) {
-        struct arec *r = d->top;
-        r->fn = frame_job;
-        r->arg = n->right;
-        d->top = r + 1;
-        if (__builtin_expect(atomic_load_explicit(&d->heartbeat, memory_order_relaxed) != 0, 0))
-            hstack_beat(d);
-        s += sum_array_hb(d, n->left);
-        d->top = r;
-        if (r->fn != NULL)
-            return s + sum_array_hb(d, n->right);
-        return s + r->result;
+#define NO_BEAT_CHECK(d) ((void)0)
+#define BEAT_CHECK(d)                                                                   \
+    do {                                                                                \
+        if (__builtin_expect(atomic_load_explicit(&(d)->heartbeat, memory_order_relaxed) \
+                             != 0, 0))                                                  \
+            astack_beat(d);                                                             \
+    } while (0)
+
+/* The two variants differ only in CHECK, right after the push. Nothing in
+ * the caller's frame has its address taken. The join pops the record and
+ * tests fn, which a thief would have cleared. */
+#define DEFINE_SUM_ARRAY(name, CHECK)                                                   \
+    static int64_t name(struct astack *d, const node *n)                                \
+    {                                                                                   \
+        int64_t s = n->value;                                                           \
+        if (n->left && n->right) {                                                      \
+            struct arec *r = d->top;                                                    \
+            r->fn = frame_job;                                                          \
+            r->arg = n->right;                                                          \
+            d->top = r + 1;                                                             \
+            CHECK(d);                                                                   \
+            s += name(d, n->left);                                                      \
+            d->top = r;                                                                 \
+            if (r->fn != NULL)                                                          \
+                return s + name(d, n->right);                                           \
+            return s + r->result;                                                       \
+        }                                                                               \
+        if (n->left)                                                                    \
+            s += name(d, n->left);                                                      \
+        if (n->right)                                                                   \
+            s += name(d, n->right);                                                     \
+        return s;                                                                       \
     }
-    if (n->left)
-        s += sum_array_hb(d, n->left);
-    if (n->right)
-        s += sum_array_hb(d, n->right);
-    return s;
-}
+
+DEFINE_SUM_ARRAY(sum_array, NO_BEAT_CHECK)
+DEFINE_SUM_ARRAY(sum_array_hb, BEAT_CHECK)
 
 /* ---- clove-array: clove's fork/join, the future outside the frame ------- */
 
@@ -253,13 +239,13 @@ __attribute__((noinline)) static int64_t run_clove_array(void)
 
 __attribute__((noinline)) static int64_t run_array_record(void)
 {
-    struct astack d = {g_arecs};
+    struct astack d = {g_arecs, 0};
     return sum_array(&d, g_root);
 }
 
 __attribute__((noinline)) static int64_t run_array_heartbeat(void)
 {
-    struct hstack d = {g_arecs, 0};
+    struct astack d = {g_arecs, 0};
     return sum_array_hb(&d, g_root);
 }
 

@@ -380,7 +380,9 @@ struct clove_task {
                                         * the reserve (for the trace) */
     uint64_t run_ns;                   /* clove_pool_run's task: when the run
                                         * began (clove__now_ns; 0 in pools
-                                        * without workers and for workers) */
+                                        * without workers and for workers).
+                                        * Pool lock: set at registration,
+                                        * read by heartbeat_all's age gate */
 };
 
 static inline unsigned clove_worker_index(const clove_task *t)
