@@ -4,21 +4,24 @@
  *
  * Issue 2's target for 1000 nodes is 2.5x gcc's -O3 baseline, which gcc
  * turns into a loop over the right child and inlines several levels deep.
- * clove measures about 3.2x. This program times, in one process and
- * interleaved, the same tree walk written six ways, on one thread:
+ * Until clove 0.1's job stack, whose futures lived in the forking frame,
+ * clove measured about 3.2x. This program times, in one process and
+ * interleaved, the same tree walk written seven ways, on one thread:
  *
  *   baseline      the plain recursion (what gcc inlines)
- *   clove         the clove.h idiom, as bench/tree_sum runs it (a pool of
- *                 one thread: the not-taken fork/join path only)
+ *   clove         the clove.h idiom for a job that returns its result
+ *                 (clove_fork_value/clove_join_value), as bench/tree_sum
+ *                 runs it (a pool of one thread: the not-taken path only)
+ *   clove-call    the clove_fork/clove_join idiom: the job writes its
+ *                 result through an argument block in the forking frame
  *   frame-record  no runtime at all: the fork stores fn, arg and a link in
  *                 a future in the caller's frame (with a compiler barrier,
  *                 so that the stores happen) and the join tests one word.
  *                 The floor of any design whose future lives in the
- *                 forking frame, as clove's and Spice's do
- *   clove-array   clove's real clove_fork/clove_join (1-thread pool), but
- *                 the future and its argument block in a stack owned by
- *                 the caller's runtime instead of its frame (a stand-in
- *                 array here)
+ *                 forking frame, as Spice's and clove's before 0.1 did
+ *   clove-array   clove_fork/clove_join (1-thread pool), with the
+ *                 argument block in a stack owned by the caller instead
+ *                 of its frame (a stand-in array here)
  *   array-record  no runtime at all: a record {fn, arg, result} pushed on
  *                 an array owned by the task (Lace and Wool keep their
  *                 task stacks this way) and popped at the join, which
@@ -31,7 +34,8 @@
  * The no-runtime variants (frame-record, array-record, array-hb) never
  * share anything: they show what the caller
  * pays for where the fork record lives, which decides how gcc compiles the
- * recursion. Each variant is checked against n(n+1)/2. For instruction
+ * recursion. clove's job stack is array-hb with one more store (the
+ * record's state) and the join testing that word instead of fn. Each variant is checked against n(n+1)/2. For instruction
  * counts, run it under callgrind with --toggle-collect='run_*' and divide
  * each run_* function's inclusive count by runs x nodes (bench/README.md,
  * "How low a fork can go").
@@ -151,7 +155,36 @@ __attribute__((noinline, cold)) static void astack_beat(struct astack *d)
 DEFINE_SUM_ARRAY(sum_array, NO_BEAT_CHECK)
 DEFINE_SUM_ARRAY(sum_array_hb, BEAT_CHECK)
 
-/* ---- clove-array: clove's fork/join, the future outside the frame ------- */
+/* ---- clove-call: clove_fork/clove_join, the argument block in the frame  */
+
+static int64_t sum_clove_call(clove_task *t, const node *n);
+
+static void clove_call_job(clove_task *t, void *p)
+{
+    struct tree_sum_arg *a = p;
+    a->result = sum_clove_call(t, a->n);
+}
+
+static int64_t sum_clove_call(clove_task *t, const node *n)
+{
+    int64_t s = n->value;
+    if (n->left && n->right) {
+        clove_future f;
+        struct tree_sum_arg right = {n->right, 0};
+        clove_fork(t, &f, clove_call_job, &right);
+        s += sum_clove_call(t, n->left);
+        if (!clove_join(t, &f))
+            right.result = sum_clove_call(t, n->right);
+        return s + right.result;
+    }
+    if (n->left)
+        s += sum_clove_call(t, n->left);
+    if (n->right)
+        s += sum_clove_call(t, n->right);
+    return s;
+}
+
+/* ---- clove-array: clove_fork/clove_join, the argument outside the frame  */
 
 struct crec {
     clove_future f;
@@ -214,6 +247,15 @@ __attribute__((noinline)) static int64_t run_clove(void)
     return a.result;
 }
 
+__attribute__((noinline)) static int64_t run_clove_call(void)
+{
+    struct tree_sum_arg a = {g_root, 0};
+    int rc = clove_pool_run(g_pool, clove_call_job, &a);
+    if (rc != 0)
+        exit(2);
+    return a.result;
+}
+
 __attribute__((noinline)) static int64_t run_frame_record(void)
 {
     int anchor;
@@ -255,6 +297,7 @@ static const struct {
 } variants[] = {
     {"baseline", run_baseline},
     {"clove", run_clove},
+    {"clove-call", run_clove_call},
     {"frame-record", run_frame_record},
     {"clove-array", run_clove_array},
     {"array-record", run_array_record},

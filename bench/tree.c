@@ -39,17 +39,22 @@ void tree_sum_job(clove_task *t, void *p)
     a->result = tree_sum_clove(t, a->n);
 }
 
+static int64_t tree_sum_value_job(clove_task *t, void *n)
+{
+    return tree_sum_clove(t, n);
+}
+
 int64_t tree_sum_clove(clove_task *t, const node *n)
 {
     int64_t s = n->value;
     if (n->left && n->right) {
         clove_future f;
-        struct tree_sum_arg right = { n->right, 0 };
-        clove_fork(t, &f, tree_sum_job, &right);
+        int64_t r;
+        clove_fork_value(t, &f, tree_sum_value_job, (void *)n->right);
         s += tree_sum_clove(t, n->left);
-        if (!clove_join(t, &f))
-            right.result = tree_sum_clove(t, n->right);
-        return s + right.result;
+        if (!clove_join_value(t, &f, &r))
+            r = tree_sum_clove(t, n->right);
+        return s + r;
     }
     if (n->left)
         s += tree_sum_clove(t, n->left);

@@ -30,7 +30,8 @@ _Static_assert(sizeof(node) == 24, "node must be 24 bytes");
 /* bench/tree.c (C only). tree_build: nodes for values lo..hi (inclusive),
  * the middle one at the root, one malloc each in pre-order (the node before
  * its subtrees); exits on out-of-memory. tree_sum_clove: the sum with a
- * fork at every node with two children, as in the clove.h idiom. */
+ * fork at every node with two children, as in the clove.h idiom for a job
+ * that returns its result (clove_fork_value/clove_join_value). */
 node *tree_build(int64_t lo, int64_t hi);
 void tree_destroy(node *n);
 int64_t tree_sum_clove(clove_task *t, const node *n);

@@ -7,10 +7,11 @@
  * a worker and runs fn(t, arg); the clove_task *t it receives is that worker's
  * context and must be passed down explicitly to everything that forks.
  *
- * clove_fork() does not start anything: it records, in a future that lives in
- * the caller's stack frame, that fn(t, arg) *could* run on another worker.
- * clove_join() then asks whether anyone took it. If nobody did (the common
- * case), the caller runs the work itself as an ordinary call:
+ * clove_fork() does not start anything: it records, on the task's job
+ * stack, that fn(t, arg) *could* run on another worker, and leaves a handle
+ * (a clove_future, one pointer) in the caller's frame. clove_join() then
+ * asks whether anyone took it. If nobody did (the common case), the caller
+ * runs the work itself as an ordinary call:
  *
  *     struct sum_arg { const node *n; int64_t result; };
  *
@@ -35,6 +36,26 @@
  *         ...
  *     }
  *
+ * When the work returns one integer (a sum, a count, a pointer),
+ * clove_fork_value()/clove_join_value() do the same without the argument
+ * block, which is the fastest form (see Cost):
+ *
+ *     static int64_t sum_job(clove_task *t, void *n) { return sum(t, n); }
+ *
+ *     int64_t sum(clove_task *t, const node *n)
+ *     {
+ *         int64_t s = n->value, r;
+ *         if (n->left && n->right) {
+ *             clove_future f;
+ *             clove_fork_value(t, &f, sum_job, (void *)n->right);
+ *             s += sum(t, n->left);
+ *             if (!clove_join_value(t, &f, &r))    // nobody took it:
+ *                 r = sum(t, n->right);            // compute it here
+ *             return s + r;
+ *         }
+ *         ...
+ *     }
+ *
  * About every heartbeat_us microseconds each busy worker is asked (a flag it
  * reads at its next clove_fork) to hand its *oldest* queued fork to a worker
  * that is idle, and to wake exactly one. Small work therefore never wakes
@@ -43,9 +64,20 @@
  * Cost
  * ----
  * The not-taken path (fork, then a join that finds the job untouched) is
- * inline below: a push and a pop on a sentinel-headed doubly linked list and
- * a relaxed load of the heartbeat flag. No atomic read-modify-write, no lock,
- * no allocation, no indirect call. See the comment above clove_fork().
+ * inline below: two stores into the next record of the task's job stack,
+ * a relaxed load of the heartbeat flag, and at the join one load and
+ * test. No atomic read-modify-write, no lock, no allocation, no indirect
+ * call, no capacity check. See the comment above clove_fork().
+ *
+ * Depth
+ * -----
+ * Each task's job stack holds CLOVE_JOB_STACK_DEPTH unjoined forks (or
+ * clove_config.stack_size / 32, if that is more): more than the C stack
+ * can nest with default thread stacks, since every nested fork is also a
+ * nested call. It is reserved address space (mmap), of which only the
+ * touched pages take memory. Nesting deeper aborts with a message when
+ * CLOVE_DEBUG is non-zero; otherwise it faults on a guard page, like a C
+ * stack overflow.
  *
  * Errors
  * ------
@@ -108,6 +140,8 @@ extern "C" {
 #define CLOVE_MAX_THREADS 4096u
 #define CLOVE_MAX_HEARTBEAT_US 1000000u /* one second */
 #define CLOVE_DEFAULT_HEARTBEAT_US 100u
+/* Unjoined forks a task can nest (the job stack: see Depth above). */
+#define CLOVE_JOB_STACK_DEPTH ((size_t)1 << (sizeof(void *) >= 8 ? 20 : 16))
 
 #ifndef CLOVE_DEBUG
 #ifdef NDEBUG
@@ -119,9 +153,11 @@ extern "C" {
 
 typedef struct clove_pool clove_pool;     /* opaque */
 typedef struct clove_task clove_task;     /* per-worker context, passed down */
-typedef struct clove_future clove_future; /* lives in the forking stack frame */
+typedef struct clove_future clove_future; /* a handle in the forking frame */
 struct clove__slot;                       /* private: per-worker counters */
+struct clove__job;                        /* private: a record in a job stack */
 typedef void clove_fn(clove_task *t, void *arg);
+typedef int64_t clove_value_fn(clove_task *t, void *arg);
 typedef void clove_range_fn(clove_task *t, size_t lo, size_t hi, void *ctx);
 
 typedef struct clove_config {
@@ -136,7 +172,8 @@ typedef struct clove_config {
      * At most CLOVE_MAX_HEARTBEAT_US. */
     unsigned heartbeat_us;
     /* Stack size of each worker thread in bytes; 0 = the system default.
-     * Must be at least 64 KiB when given. */
+     * Must be at least 64 KiB when given. Also sets the depth of every
+     * task's job stack to max(CLOVE_JOB_STACK_DEPTH, stack_size / 32). */
     size_t stack_size;
     /* CLOVE_PIN_WORKERS or 0. Other bits are EINVAL. */
     unsigned flags;
@@ -176,7 +213,9 @@ CLOVE_API void clove_pool_destroy(clove_pool *pool);
  * simply calls fn on the current task (a nested call: its forks may be
  * shared as usual). Called from inside a task of another pool, the thread
  * becomes a temporary worker of this pool until fn returns.
- * Returns 0, or EINVAL (pool or fn NULL) without calling fn. */
+ * Returns 0, or without calling fn: EINVAL (pool or fn NULL), ENOMEM (no
+ * job stack could be mapped for a thread entering while others are inside;
+ * one is kept ready for the first). */
 CLOVE_API int clove_pool_run(clove_pool *pool, clove_fn *fn, void *arg);
 
 /* Workers of the pool including the calling thread (config.threads after
@@ -313,34 +352,43 @@ CLOVE_API int clove_sort_stable(clove_task *t, void *base, size_t nmemb, size_t 
                                 int (*compar)(const void *, const void *));
 
 /* ------------------------------------------------------------------------ */
-/* Below this line: not API. Layouts are here only because futures live in  */
-/* the caller's stack frame and fork/join are inline. They never depend on   */
-/* build options (CLOVE_DEBUG only changes code, never a layout).           */
+/* Below this line: not API. Layouts are here only because fork/join are    */
+/* inline. They never depend on build options (CLOVE_DEBUG only changes     */
+/* code, never a layout).                                                   */
 /* ------------------------------------------------------------------------ */
 
 /*
- * A future is in one of three states (a manual tagged union; every frame
- * that forks pays for these four words only):
- *   queued:  prev != NULL. It sits in its owner's job list; prev is the
- *            previous entry (the head sentinel at worst) and u.next the next
- *            one, meaningful only if this is not the list's tail.
- *   reserved: prev == NULL. The owner's heartbeat handler took it out of the
- *            list (it was the oldest) and published it in task->reserve, so
- *            that the heartbeat thread can share it while the owner runs a
- *            long leaf; u.state holds CLOVE__TAG_RESERVED (src/internal.h).
- *   shared:  prev == NULL. The owner handed it to the pool in its heartbeat
- *            handler (or the heartbeat thread took it from the reserve);
- *            u.state (guarded by the pool lock) says whether it is waiting
- *            in the pool, running elsewhere, or done.
- *   other:   after a join (debug builds mark it joined) or never forked.
- * fn and arg are written by clove_fork and read by whoever runs the job.
+ * A job record, in its owner's job stack (an array: the task's forks in
+ * nesting order, oldest at the bottom). fn says where it is:
+ *   queued:   fn != NULL. Owner only: it lies in [bottom, top). The fork
+ *             writes fn and arg, nothing else.
+ *   reserved or shared: fn == NULL. The owner's heartbeat handler took it
+ *             (it was the oldest queued), moved fn to out.run and set
+ *             state: RESERVED (published in task->reserve, so that the
+ *             heartbeat thread can share it while the owner runs a long
+ *             leaf; state belongs to whoever holds that claim) or SHARED,
+ *             TAKEN, DONE (guarded by the pool lock; src/internal.h has
+ *             the bits). These records lie below bottom.
+ * Whoever runs a taken record stores out.run's result in out.value before
+ * marking it DONE. clove_fork's records run clove__call with the future
+ * as arg (the future holds the clove_fn and its arg). When CLOVE_DEBUG,
+ * the fork also stores the future's address in out.value.
  */
-struct clove_future {
-    clove_future *prev;
+struct clove__job {
+    clove_value_fn *fn;
+    void *arg;
+    uintptr_t state;
     union {
-        clove_future *next; /* queued: owner only */
-        uintptr_t state;    /* shared: guarded by the pool lock */
-    } u;
+        clove_value_fn *run; /* reserved or shared: the job */
+        int64_t value;       /* DONE: what it returned */
+    } out;
+};
+
+/* The handle of one fork: its record, and for clove_fork the function and
+ * argument (clove_fork_value leaves them unset). A local of the forking
+ * function; a clove_fork_value future usually lives in a register. */
+struct clove_future {
+    struct clove__job *job;
     clove_fn *fn;
     void *arg;
 };
@@ -350,31 +398,36 @@ struct clove_future {
  * inline fork/join; the rest is cold bookkeeping for the library.
  */
 struct clove_task {
-    clove_future *tail;          /* owner only: newest queued future, &head if none */
+    struct clove__job *top;      /* owner only: the next free record */
     CLOVE__ATOMIC_U32 heartbeat; /* CLOVE__HB_BEAT: set by the heartbeat
                                   * thread; CLOVE__HB_ARM: set by the owner;
                                   * taken (exchange with 0) by the owner's
                                   * handler, which fork calls on non-zero,
                                   * tick on BEAT */
     clove_pool *pool;            /* constant while the task exists */
-    clove_future head;           /* owner only: permanent sentinel; head.u.next
-                                  * is the oldest queued future when tail != &head */
+    struct clove__job *bottom;   /* owner only: the oldest queued record;
+                                  * [bottom, top) are queued */
+    struct clove__job *base;     /* constant: the job stack's first record */
+    struct clove__job *limit;    /* constant: one past its last (a guard
+                                  * page follows) */
     /* Cold fields, guarded by the pool lock unless stated otherwise. */
     clove_task *reg_prev, *reg_next;   /* registered tasks (heartbeat targets) */
     clove_task *idle_prev, *idle_next; /* idle list membership */
-    clove_future *waiting_on;          /* shared future this task waits for */
+    struct clove__job *waiting_on;     /* shared record this task waits for */
     CLOVE__ATOMIC_U32 sleep;           /* 0 = sleeping/about to; set to 1
                                         * (release) under the lock to wake */
     uint32_t idle;                     /* 1 while in the idle list */
-    uint32_t nshared;                  /* owner only: shared, not yet joined */
+    uint32_t nshared;                  /* owner only: reserved or shared,
+                                        * not yet joined (they are the
+                                        * records [base, bottom)) */
     uint32_t index;                    /* constant: clove_worker_index() */
     struct clove__slot *slot;          /* owner only: counters and trace */
-    /* The reserved future (see clove_future) or NULL. Set non-NULL only by
+    /* The reserved record (see clove__job) or NULL. Set non-NULL only by
      * the owner (release store, no lock); cleared by whoever claims it with
      * a compare-and-swap: the owner at the join (no lock), the owner's
      * heartbeat handler or the heartbeat thread (both under the lock). */
-    CLOVE__ATOMIC_PTR(clove_future) reserve;
-    clove_future *reserved;            /* owner only: what it last reserved,
+    CLOVE__ATOMIC_PTR(struct clove__job) reserve;
+    struct clove__job *reserved;       /* owner only: what it last reserved,
                                         * until joined or shared */
     CLOVE__ATOMIC_U64 stolen_ns;       /* when the heartbeat thread last took
                                         * the reserve (for the trace) */
@@ -393,9 +446,11 @@ static inline unsigned clove_worker_index(const clove_task *t)
 
 /* Cold, out-of-line parts called by the inline code below. */
 CLOVE_API void clove__heartbeat_slow(clove_task *t);
-CLOVE_API bool clove__join_slow(clove_task *t, clove_future *f);
+CLOVE_API bool clove__join_slow(clove_task *t, struct clove__job *j, bool value);
 CLOVE_API void clove__debug_fork(clove_task *t, clove_future *f);
-CLOVE_API void clove__debug_join(clove_task *t, clove_future *f);
+CLOVE_API void clove__debug_join(clove_task *t, clove_future *f, bool value);
+/* The job of a clove_fork record: runs f->fn(t, f->arg) for the future f. */
+CLOVE_API int64_t clove__call(clove_task *t, void *f);
 
 #if defined(__GNUC__) || defined(__clang__)
 /* Inlined even at -O0, so that debug builds report the user's call site
@@ -416,8 +471,9 @@ CLOVE_API void clove__debug_join(clove_task *t, clove_future *f);
 #define CLOVE__HB_BEAT 1u
 #define CLOVE__HB_ARM 2u
 
-/* Marks a joined future in debug builds, so that a second join is caught. */
-#define CLOVE__STATE_JOINED ((uintptr_t)0x10ED)
+/* Debug builds point a joined future here, so that a second join is
+ * caught. Never dereferenced. */
+#define CLOVE__JOINED ((struct clove__job *)(uintptr_t)0x10E0)
 
 /* ------------------------------------------------------------------------ */
 /* Inline fast path                                                          */
@@ -434,29 +490,55 @@ CLOVE__INLINE void clove_tick(clove_task *t)
         clove__heartbeat_slow(t);
 }
 
+/* Push a record (owner only; the fork's half shared by both forms). */
+CLOVE__INLINE struct clove__job *clove__push(clove_task *t, clove_future *f,
+                                             clove_value_fn *fn, void *arg)
+{
+    struct clove__job *j = t->top;
+    j->fn = fn;
+    j->arg = arg;
+#if CLOVE_DEBUG
+    j->out.value = (int64_t)(intptr_t)f; /* for clove__debug_fork */
+#endif
+    t->top = j + 1;
+    f->job = j;
+    /* clove_tick, but also answering ARM (the first fork after the
+     * task's reserve was joined or shared reserves it): the same one load
+     * and branch. */
+    if (CLOVE__UNLIKELY(clove__load_relaxed(&t->heartbeat) != 0))
+        clove__heartbeat_slow(t);
+    return j;
+}
+
 /*
  * Where the cycles go (gcc 12 -O3, x86-64, measured with callgrind and
- * wall time on bench/tree_sum and variants of it; see bench/README.md):
- *   fork: 1 load of t->tail, 4 stores (fn, arg, prev, tail->u.next),
- *         1 store of t->tail, 1 relaxed load of t->heartbeat + branch;
- *   join: 1 load of f->prev + branch, 1 store of t->tail.
- * That is about 15 instructions per not-taken pair, with no atomic
- * read-modify-write, no fence and no call. On the tree sum, clove costs
- * 37.5 instructions per node against 12-14 for gcc's sequential baseline.
- * Most of the difference is not fork/join itself but the shape it forces
- * on the caller: the future (32 bytes) and the argument block give every
- * forking frame 48 bytes and five callee-saved registers, paid even by
- * leaves, whereas gcc inlines the plain recursion several levels deep
- * (with clang, which does not, the baseline is 1.5-1.8 ns/node and clove
- * 1.7-1.9x of it; with gcc 0.88 ns/node and about 3.1x).
- * Two tempting fixes were measured and do not help: keeping the old tail in
- * a register for the join (breaking the t->tail store-to-load chain), and
- * dropping the tail->u.next store (a singly linked list). Neither changed
- * the time per node beyond noise; removing the tick changed it by ~2%.
+ * wall time on bench/tree_sum and bench/fork_floor; see bench/README.md):
+ *   clove_fork_value: 1 load of t->top, 2 stores into the record (fn,
+ *         arg), 1 store of t->top, 1 relaxed load of t->heartbeat + branch;
+ *   clove_join_value: 1 load of the record's fn + branch, 1 store of t->top.
+ * The record's address is the future: after inlining it stays in a
+ * register, and nothing in the forking frame has its address taken, so gcc
+ * compiles the recursion much as it does the plain one (it still turns
+ * the second call into a loop). On the 1000-node tree sum that is about 26
+ * instructions per node against 12 for gcc's sequential baseline, and
+ * about 2.3-2.5x its time, within a few percent of a bare array push and
+ * pop with no runtime at all (bench/fork_floor).
+ * clove_fork stores its fn and arg in the future and pushes clove__call
+ * with the future as argument: the future, and the argument block through
+ * which its job returns results, live in the caller's frame, which costs
+ * about a third more there (3.1x).
+ * Measured and rejected (bench/README.md, "How low a fork can go"): a
+ * future in the forking frame linked into a list (clove before the job
+ * stack: 3.2x, and 2.8x for such a list with no runtime at all); a
+ * capacity check on the fork (+7%: the job stack is a guard-paged mapping
+ * instead, checked only in debug builds); a state word written by every
+ * fork (+5%: the join tests fn, which the owner clears when it takes a
+ * record).
  *
- * clove_fork: make fn(t, arg) available to other workers. f must stay alive
- * (it is usually a local) until the matching clove_join. Forks and joins on
- * one task nest like parentheses: join the most recent unjoined fork first.
+ * clove_fork: make fn(t, arg) available to other workers. f must stay
+ * alive (it is usually a local) until the matching clove_join. Forks and
+ * joins on one task nest like parentheses: join the most recent unjoined
+ * fork first.
  */
 CLOVE__INLINE void clove_fork(clove_task *t, clove_future *f, clove_fn *fn,
                               void *arg)
@@ -464,17 +546,9 @@ CLOVE__INLINE void clove_fork(clove_task *t, clove_future *f, clove_fn *fn,
 #if CLOVE_DEBUG
     clove__debug_fork(t, f);
 #endif
-    clove_future *tail = t->tail;
     f->fn = fn;
     f->arg = arg;
-    f->prev = tail;
-    tail->u.next = f;
-    t->tail = f;
-    /* clove_tick, but also answering ARM (the first fork after the
-     * task's reserve was joined or shared reserves it): the same one load
-     * and branch. */
-    if (CLOVE__UNLIKELY(clove__load_relaxed(&t->heartbeat) != 0))
-        clove__heartbeat_slow(t);
+    clove__push(t, f, clove__call, f);
 }
 
 /*
@@ -485,17 +559,56 @@ CLOVE__INLINE void clove_fork(clove_task *t, clove_future *f, clove_fn *fn,
  */
 CLOVE__INLINE bool clove_join(clove_task *t, clove_future *f)
 {
-    clove_future *prev = f->prev;
-    if (CLOVE__LIKELY(prev != NULL)) {
 #if CLOVE_DEBUG
-        clove__debug_join(t, f);
-        f->prev = NULL;
-        f->u.state = CLOVE__STATE_JOINED;
+    clove__debug_join(t, f, false);
 #endif
-        t->tail = prev;
+    struct clove__job *j = f->job;
+#if CLOVE_DEBUG
+    f->job = CLOVE__JOINED;
+#endif
+    if (CLOVE__LIKELY(j->fn != NULL)) {
+        t->top = j;
         return false;
     }
-    return clove__join_slow(t, f);
+    return clove__join_slow(t, j, false);
+}
+
+/*
+ * clove_fork_value / clove_join_value: the same for a job that returns
+ * its result, the fastest form. When clove_join_value returns true, the
+ * job ran elsewhere and *result holds what it returned; when it returns
+ * false, *result is untouched and the caller must run fn(t, arg) itself.
+ * f need not stay alive beyond the join. A future forked with one pair
+ * must be joined with the same pair (checked when CLOVE_DEBUG, and in
+ * every build when the job was reserved or shared).
+ */
+CLOVE__INLINE void clove_fork_value(clove_task *t, clove_future *f, clove_value_fn *fn,
+                                    void *arg)
+{
+#if CLOVE_DEBUG
+    clove__debug_fork(t, f);
+#endif
+    clove__push(t, f, fn, arg);
+}
+
+CLOVE__INLINE bool clove_join_value(clove_task *t, clove_future *f, int64_t *result)
+{
+#if CLOVE_DEBUG
+    clove__debug_join(t, f, true);
+#endif
+    struct clove__job *j = f->job;
+#if CLOVE_DEBUG
+    f->job = CLOVE__JOINED;
+#endif
+    if (CLOVE__LIKELY(j->fn != NULL)) {
+        t->top = j;
+        return false;
+    }
+    if (clove__join_slow(t, j, true)) {
+        *result = j->out.value; /* the record is ours again: nobody writes it */
+        return true;
+    }
+    return false;
 }
 
 /* clove_join2: run a(t, a_arg) and b(t, b_arg), possibly in parallel, and

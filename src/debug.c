@@ -76,16 +76,46 @@ void clove__debug_fork(clove_task *t, clove_future *f)
     check_task("clove_fork", t, site);
     if (f == NULL)
         clove__misuse("clove_fork", "the future is NULL", site);
-    if (f == t->tail || f == t->reserved)
+    /* Does f still name an unjoined record of t that was forked through
+     * it? The newest, while queued (debug forks store the future's address
+     * in out.value), or the reserve, for clove_fork (its arg is the
+     * future). A joined future names CLOVE__JOINED; stale memory that
+     * happens to point at such a record was not forked through this
+     * address. */
+    struct clove__job *j = f->job;
+    if ((t->top != t->base && j == t->top - 1 && j->fn != NULL &&
+         j->out.value == (int64_t)(intptr_t)f) ||
+        (j != NULL && j == t->reserved && j->arg == (void *)f))
         clove__misuse("clove_fork", "this future is already forked and not yet joined", site);
+    if (t->top == t->limit)
+        clove__misuse("clove_fork",
+                      "forks nest deeper than the task's job stack (CLOVE_JOB_STACK_DEPTH, "
+                      "or clove_config.stack_size / 32 if more)",
+                      site);
 }
 
-void clove__debug_join(clove_task *t, clove_future *f)
+void clove__debug_join(clove_task *t, clove_future *f, bool value)
 {
+    const char *call = value ? "clove_join_value" : "clove_join";
     const void *site = CLOVE__CALLER();
-    check_task("clove_join", t, site);
-    if (f != t->tail)
-        clove__misuse("clove_join",
+    check_task(call, t, site);
+    if (f == NULL)
+        clove__misuse(call, "the future is NULL", site);
+    if (f->job == CLOVE__JOINED)
+        clove__misuse(call, "this future was already joined", site);
+    if (f->job == NULL)
+        clove__misuse(call, "this future was never forked", site);
+    if (t->top == t->base || f->job != t->top - 1)
+        clove__misuse(call,
                       "this future is not the most recent unjoined fork of this task "
                       "(joined out of LIFO order, joined twice, or never forked)", site);
+    /* Queued: its fn says which fork made it (the slow path checks the
+     * others). */
+    struct clove__job *j = f->job;
+    if (j->fn != NULL && (j->fn == clove__call) == value)
+        clove__misuse(call,
+                      value ? "this future was forked with clove_fork (join it with clove_join)"
+                            : "this future was forked with clove_fork_value (join it with "
+                              "clove_join_value)",
+                      site);
 }

@@ -3,13 +3,22 @@
  *
  * The overall design (see docs/design.md for the long version):
  * - Each task (a worker thread's, or that of a thread inside
- *   clove_pool_run) keeps its forked-but-not-joined futures in a doubly
- *   linked list with a permanent sentinel head. Only the owner touches it:
- *   fork appends at the tail, join pops the tail, and the owner's own
- *   heartbeat handler unlinks the oldest (head.u.next) to share it.
- * - A shared future leaves the list (prev = NULL) and goes into the pool's
- *   ring of shared jobs together with its owner. Idle tasks take jobs from
- *   the ring in FIFO order, run them, and mark them done.
+ *   clove_pool_run) keeps its forks in a job stack: an array of records
+ *   (struct clove__job, clove.h) in nesting order, the oldest at the
+ *   bottom. Only the owner moves through it: fork writes the record at top
+ *   and advances top, join moves top back, and the owner's own heartbeat
+ *   handler takes the oldest queued record (bottom) to reserve or share
+ *   it, advancing bottom. [base, bottom) are reserved or shared,
+ *   [bottom, top) queued. A record never moves, so another worker can run
+ *   a shared one in place and write its result there.
+ * - A job stack is one mapping of pool->job_depth records and a guard page
+ *   (jobstack.c): the fork checks no capacity. Workers own theirs for the
+ *   pool's life; clove_pool_run takes one from the pool's spares (one is
+ *   mapped at creation, more only while several threads are inside at
+ *   once) and gives it back.
+ * - A shared record goes into the pool's ring of shared jobs together
+ *   with its owner. Idle tasks take jobs from the ring in FIFO order, run
+ *   them, and mark them done.
  * - One mutex, pool->lock, guards all bookkeeping: the ring, the idle
  *   list, the registered list, the cold fields of every task, and the state
  *   of every shared future. Only constant-time work runs under it (the
@@ -34,8 +43,9 @@
  *   has not answered the previous heartbeat, claims the reserve with a
  *   compare-and-swap under the lock and shares it as the owner would have;
  *   the owner claims it back at its join with the same compare-and-swap,
- *   without the lock. The reserved future's prev is NULL, so only its join
- *   takes the slow path: fork/join stay plain loads and stores (share.c).
+ *   without the lock. The reserved record's state is no longer queued, so
+ *   only its join takes the slow path: fork/join stay plain loads and
+ *   stores (share.c).
  * The protocol is model-checked with spin: see model/README.md, which maps
  * each part of model/clove.pml to the functions here.
  */
@@ -65,21 +75,28 @@
 #define CLOVE__CACHE_LINE 64
 
 /*
- * Shared future states (future->u.state while future->prev == NULL),
- * guarded by pool->lock. The low 4 bits are the tag. While SHARED, bits
- * 4..19 hold the future's slot in the ring (so the owner can reclaim it in
- * O(1); the ring has at most 4 * CLOVE_MAX_THREADS = 2^14 slots). In every
- * state the bits from 20 up hold the owner's nshared count at the time of
- * sharing (modulo 2^12 on 32-bit targets, 2^44 on 64-bit), which lets the
- * cold join path check LIFO order among shared futures.
+ * Record states (struct clove__job.state), meaningful only once the owner
+ * took the record off its queue (fn == NULL; a queued record's state is
+ * whatever it was). Bits 0..2 are the tag; bit 3 is set when the record is
+ * a clove_fork_value one (its out.run is not clove__call), so that the
+ * join can tell a join of the wrong form even after out.run was replaced
+ * by the result. RESERVED belongs to whoever holds the claim on
+ * task->reserve; SHARED, TAKEN and DONE are guarded by pool->lock. While
+ * SHARED, bits 4..19 hold the record's slot in the ring (so the owner can
+ * reclaim it in O(1); the ring has at most 4 * CLOVE_MAX_THREADS = 2^14
+ * slots). In these four states the bits from 20 up hold the owner's
+ * nshared count at the time of reserving or sharing (modulo 2^12 on 32-bit
+ * targets, 2^44 on 64-bit), which lets the cold join path check LIFO
+ * order. A record joined through the slow path is left FREED, so that a
+ * second join of it is caught in every build.
  */
-#define CLOVE__TAG_MASK ((uintptr_t)0xF)
-#define CLOVE__TAG_RESERVED ((uintptr_t)0x4) /* in task->reserve; u.state belongs
-                                             * to whoever holds that claim, not
-                                             * to the lock (see share.c) */
-#define CLOVE__TAG_SHARED ((uintptr_t)0x5) /* in the ring, not started */
-#define CLOVE__TAG_TAKEN ((uintptr_t)0x6)  /* running on another task */
-#define CLOVE__TAG_DONE ((uintptr_t)0x7)   /* finished; results published */
+#define CLOVE__TAG_MASK ((uintptr_t)0x7)
+#define CLOVE__KIND_VALUE ((uintptr_t)0x8)   /* a clove_fork_value record */
+#define CLOVE__TAG_FREED ((uintptr_t)0x2)    /* joined through the slow path */
+#define CLOVE__TAG_RESERVED ((uintptr_t)0x4) /* in task->reserve (share.c) */
+#define CLOVE__TAG_SHARED ((uintptr_t)0x5)   /* in the ring, not started */
+#define CLOVE__TAG_TAKEN ((uintptr_t)0x6)    /* running on another task */
+#define CLOVE__TAG_DONE ((uintptr_t)0x7)     /* finished; results published */
 #define CLOVE__SLOT_SHIFT 4
 #define CLOVE__SLOT_MASK ((uintptr_t)0xFFFF)
 #define CLOVE__SEQ_SHIFT 20
@@ -130,7 +147,7 @@ struct clove__slot {
 
 /* One shared job in the ring. */
 struct clove__entry {
-    clove_future *job;
+    struct clove__job *job;
     clove_task *owner;
 };
 
@@ -140,6 +157,7 @@ struct clove_pool {
     unsigned heartbeat_us;  /* interval between heartbeats */
     unsigned nworkers;      /* pool-owned threads: nthreads - 1 */
     unsigned ring_cap;      /* power of two */
+    size_t job_depth;       /* records in every job stack of the pool */
     clove_task *workers;    /* [nworkers] tasks of the pool-owned threads */
     pthread_t *threads;     /* [nworkers] */
     pthread_t hb_thread;    /* valid when nworkers > 0 */
@@ -173,6 +191,9 @@ struct clove_pool {
     clove_task *registered;    /* external tasks inside clove_pool_run */
     uint64_t overflow[CLOVE__NSTATS]; /* counters of finished external tasks
                                        * whose index was >= nthreads */
+    struct clove__job *spare_jobs; /* job stacks for clove_pool_run, not in
+                                    * use; linked through their first
+                                    * record's arg */
 
     /* Tasks in the idle list. Written under the lock (seq_cst: half of the
      * heartbeat thread's sleep handshake, see hb_sleep in pool.c), read
@@ -217,8 +238,13 @@ static inline void clove__count(clove_task *t, int which, uint64_t v)
                           memory_order_relaxed);
 }
 
+/* jobstack.c: map a job stack of depth records followed by a guard page
+ * (NULL when out of memory, or under the fault hook's ALLOC), unmap one. */
+struct clove__job *clove__jobs_map(size_t depth);
+void clove__jobs_unmap(struct clove__job *base, size_t depth);
+
 /* share.c */
-void clove__task_init(clove_task *t, clove_pool *p, uint32_t index);
+void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove__job *jobs);
 /* Called with the lock held; returns with it held. Takes the oldest job
  * from the ring if there is one, runs it on t (unlocking around the call)
  * and marks it done. Returns false if the ring was empty. */
@@ -259,6 +285,13 @@ CLOVE__COLD CLOVE__NORETURN void clove__misuse(const char *call, const char *wha
 #endif
 /* A function pointer as a code address, for clove__misuse. */
 static inline const void *clove__code_addr(clove_fn *fn)
+{
+    const void *a = NULL;
+    if (sizeof fn == sizeof a)
+        memcpy(&a, &fn, sizeof a);
+    return a;
+}
+static inline const void *clove__value_addr(clove_value_fn *fn)
 {
     const void *a = NULL;
     if (sizeof fn == sizeof a)

@@ -405,8 +405,30 @@ static void stop_threads(clove_pool *p, unsigned started, bool hb_started)
         pthread_join(p->threads[i], NULL);
 }
 
+/* Job stacks: workers own one each (their task's base), clove_pool_run
+ * takes one from p->spare_jobs (lock held) or maps one. */
+static struct clove__job *spare_pop_locked(clove_pool *p)
+{
+    struct clove__job *j = p->spare_jobs;
+    if (j != NULL)
+        p->spare_jobs = j->arg;
+    return j;
+}
+
+static void spare_push_locked(clove_pool *p, struct clove__job *j)
+{
+    j->arg = p->spare_jobs;
+    p->spare_jobs = j;
+}
+
 static void free_pool(clove_pool *p)
 {
+    struct clove__job *j;
+    while ((j = spare_pop_locked(p)) != NULL)
+        clove__jobs_unmap(j, p->job_depth);
+    if (p->workers)
+        for (unsigned i = 0; i < p->nworkers; i++)
+            clove__jobs_unmap(p->workers[i].base, p->job_depth);
     clove__stats_fini(p, false);
     free(p->ring);
     free(p->threads);
@@ -455,6 +477,9 @@ int clove_pool_create(clove_pool **out, const clove_config *config)
     p->on_start = config->on_thread_start;
     p->on_exit = config->on_thread_exit;
     p->hook_arg = config->hook_arg;
+    p->job_depth = CLOVE_JOB_STACK_DEPTH;
+    if (config->stack_size / sizeof(struct clove__job) > p->job_depth)
+        p->job_depth = config->stack_size / sizeof(struct clove__job);
 #ifdef CPU_COUNT
     CPU_ZERO(&p->cpus);
     if ((p->flags & CLOVE_PIN_WORKERS) &&
@@ -471,6 +496,15 @@ int clove_pool_create(clove_pool **out, const clove_config *config)
         free(p);
         return ENOMEM;
     }
+    /* One job stack ready for the first clove_pool_run, so that a pool
+     * used by one thread at a time never maps one after creation. */
+    struct clove__job *spare = clove__jobs_map(p->job_depth);
+    if (spare == NULL) {
+        pthread_mutex_destroy(&p->lock);
+        free_pool(p);
+        return ENOMEM;
+    }
+    spare_push_locked(p, spare);
     if (p->nworkers == 0) {
         *out = p;
         return 0;
@@ -490,8 +524,15 @@ int clove_pool_create(clove_pool **out, const clove_config *config)
         free_pool(p);
         return ENOMEM;
     }
-    for (unsigned i = 0; i < p->nworkers; i++)
-        clove__task_init(&p->workers[i], p, i + 1);
+    for (unsigned i = 0; i < p->nworkers; i++) {
+        struct clove__job *jobs = clove__jobs_map(p->job_depth);
+        if (jobs == NULL) {
+            pthread_mutex_destroy(&p->lock);
+            free_pool(p);
+            return ENOMEM;
+        }
+        clove__task_init(&p->workers[i], p, i + 1, jobs);
+    }
 
     pthread_attr_t attr, *attrp = NULL;
     int rc = 0;
@@ -593,7 +634,17 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
      * lock, so that the clock is not read while holding it. */
     uint64_t start_ns = p->nworkers > 0 ? clove__now_ns() : 0;
     clove__lock(p);
-    clove__task_init(&t, p, external_index_locked(p));
+    struct clove__job *jobs = spare_pop_locked(p);
+    if (jobs == NULL) {
+        /* Another thread is inside with the spare: map one (not under the
+         * lock), which stays with the pool's spares afterwards. */
+        clove__unlock(p);
+        jobs = clove__jobs_map(p->job_depth);
+        if (jobs == NULL)
+            return ENOMEM;
+        clove__lock(p);
+    }
+    clove__task_init(&t, p, external_index_locked(p), jobs);
     t.run_ns = start_ns;
     if (t.slot == NULL) {
         for (int k = 0; k < CLOVE__NSTATS; k++)
@@ -614,7 +665,7 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
     fn(&t, arg);
     if (t.slot->trace)
         clove__trace_write(t.slot->trace, CLOVE__EV_RUN, t0, clove__now_ns());
-    if (t.tail != &t.head || t.nshared != 0)
+    if (t.top != t.base || t.nshared != 0)
         clove__misuse("clove_pool_run", "fn returned with a clove_fork that was never joined",
                       clove__code_addr(fn));
     clove__set_current(outer);
@@ -631,6 +682,7 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
         p->registered = t.reg_next;
     if (t.reg_next)
         t.reg_next->reg_prev = t.reg_prev;
+    spare_push_locked(p, t.base);
     clove__unlock(p);
     return 0;
 }

@@ -1,9 +1,9 @@
 /*
- * share.c - the cold half of fork/join: sharing a queued future at a
+ * share.c - the cold half of fork/join: sharing a queued record at a
  * heartbeat, taking and running shared jobs, reclaiming or waiting for a
- * shared future at its join, and sleeping when there is nothing to do.
+ * shared record at its join, and sleeping when there is nothing to do.
  *
- * Life of a shared future f (all transitions under pool->lock):
+ * Life of a shared record j (all transitions under pool->lock):
  *
  *   queued --(owner's heartbeat handler)--> SHARED (in the ring)
  *   SHARED --(owner joins first)----------> reclaimed: join returns false
@@ -11,12 +11,12 @@
  *   TAKEN  --(the taker finishes fn)------> DONE: join returns true
  *
  * The owner never leaves clove_join before seeing DONE (or reclaiming), so
- * the taker may touch f until it stores DONE under the lock, and never
+ * the taker may touch j until it stores DONE under the lock, and never
  * after. The owner's task may likewise vanish once it has seen DONE, which
  * is why the taker wakes it only after unlocking and only by address.
  *
- * A future may first be RESERVED (see "The reserve" below): taken out of
- * the owner's list by the owner's heartbeat handler, without the lock, and
+ * A record may first be RESERVED (see "The reserve" below): taken off the
+ * bottom of the owner's queue by the owner's heartbeat handler, without the lock, and
  * published in task->reserve. From there either the owner takes it back at
  * its join (a compare-and-swap on task->reserve, no lock), or it becomes
  * SHARED, claimed by the same compare-and-swap under the lock: by the
@@ -31,15 +31,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void clove__task_init(clove_task *t, clove_pool *p, uint32_t index)
+void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove__job *jobs)
 {
-    t->tail = &t->head;
+    t->top = jobs;
     atomic_init(&t->heartbeat, 0);
     t->pool = p;
-    t->head.prev = NULL;
-    t->head.u.next = NULL;
-    t->head.fn = NULL;
-    t->head.arg = NULL;
+    t->bottom = jobs;
+    t->base = jobs;
+    t->limit = jobs + p->job_depth;
     t->reg_prev = t->reg_next = NULL;
     t->idle_prev = t->idle_next = NULL;
     t->waiting_on = NULL;
@@ -135,7 +134,7 @@ static bool ring_full(const clove_pool *p)
     return p->ring_tail - p->ring_head >= p->ring_cap;
 }
 
-static uint32_t ring_push(clove_pool *p, clove_future *f, clove_task *owner)
+static uint32_t ring_push(clove_pool *p, struct clove__job *f, clove_task *owner)
 {
     uint32_t slot = (uint32_t)(p->ring_tail & (p->ring_cap - 1));
     p->ring[slot].job = f;
@@ -182,17 +181,19 @@ static bool ring_pop(clove_pool *p, struct clove__entry *e)
  * call that computes for milliseconds without either, or a loop chunk that
  * runs far longer than its pace promised) would leave the jobs queued
  * behind it unshared while other workers sleep. So each task of a pool
- * with workers keeps its oldest fork *reserved*: detached from its list and
- * published in t->reserve, where the heartbeat thread can take it.
+ * with workers keeps its oldest fork *reserved*: taken off the bottom of
+ * its queue and published in t->reserve, where the heartbeat thread can
+ * take it.
  *
  *   - The owner reserves in its heartbeat handler (below), without the lock:
- *     unlink the list's oldest f, f->prev = NULL, f->u.state = RESERVED with
+ *     take the oldest queued record f (bottom++), f->state = RESERVED with
  *     the next LIFO sequence number, then a release store of t->reserve.
- *     It reserves whenever it has no reserve and the list is not empty; a
+ *     It reserves whenever it has no reserve and the queue is not empty; a
  *     task starts "armed" (heartbeat = ARM) and re-arms whenever it is left
  *     without a reserve (joined, shared, stolen, or nothing to reserve), so
- *     the first fork into an empty list reserves at once.
- *   - Because f->prev == NULL, only f's join leaves the inline fast path.
+ *     the first fork into an empty queue reserves at once.
+ *   - Because f->state is no longer queued, only f's join leaves the
+ *     inline fast path.
  *     It claims f back with compare-and-swap(t->reserve, f, NULL) and, if
  *     that succeeds, returns false: the caller runs f, as if nothing had
  *     happened. No lock: one CAS per reserve (about one per top-level fork
@@ -242,18 +243,39 @@ static void note_stolen(clove_task *t)
     }
 }
 
-/* Take the oldest queued future out of t's list (owner only). */
-static inline clove_future *unlink_oldest(clove_task *t)
+/* Something is queued: [bottom, top) is not empty (owner only). */
+static inline bool queued(const clove_task *t)
 {
-    clove_future *f = t->head.u.next;
-    if (f == t->tail) {
-        t->tail = &t->head;
-    } else {
-        f->u.next->prev = &t->head;
-        t->head.u.next = f->u.next;
-    }
-    f->prev = NULL;
+    return t->bottom != t->top;
+}
+
+/* Take the oldest queued record off t's queue (owner only; queued(t)):
+ * fn moves to out.run, and fn = NULL sends its join to the slow path. Its
+ * state gets the kind bit; the caller adds the rest. */
+static inline struct clove__job *take_oldest(clove_task *t)
+{
+    struct clove__job *f = t->bottom++;
+    clove_value_fn *run = f->fn;
+    f->out.run = run;
+    f->fn = NULL;
+    f->state = run == clove__call ? 0 : CLOVE__KIND_VALUE;
     return f;
+}
+
+/* The job of a clove_fork record (clove.h). */
+int64_t clove__call(clove_task *t, void *fp)
+{
+    clove_future *f = fp;
+    f->fn(t, f->arg);
+    return 0;
+}
+
+/* The user's function behind a record's job, for misuse reports. */
+static const void *job_site(clove_value_fn *run, void *arg)
+{
+    if (run == clove__call)
+        return clove__code_addr(((clove_future *)arg)->fn);
+    return clove__value_addr(run);
 }
 
 static inline uintptr_t seq_bits(uint32_t nshared)
@@ -263,21 +285,21 @@ static inline uintptr_t seq_bits(uint32_t nshared)
 
 static inline void reserve_oldest(clove_task *t)
 {
-    clove_future *f = unlink_oldest(t);
-    f->u.state = CLOVE__TAG_RESERVED | seq_bits(t->nshared);
+    struct clove__job *f = take_oldest(t);
+    f->state |= CLOVE__TAG_RESERVED | seq_bits(t->nshared);
     t->nshared++;
     t->reserved = f;
-    /* Publishes fn, arg and u.state to whoever claims f. */
+    /* Publishes out.run, arg and state to whoever claims f. */
     atomic_store_explicit(&t->reserve, f, memory_order_release);
 }
 
-/* Share the claimed future f of owner into the ring as SHARED, keeping its
- * sequence number. Lock held, ring not full. */
-static void share_locked(clove_pool *p, clove_future *f, clove_task *owner)
+/* Share the claimed record f of owner into the ring as SHARED, keeping its
+ * kind and sequence number. Lock held, ring not full. */
+static void share_locked(clove_pool *p, struct clove__job *f, clove_task *owner)
 {
     uint32_t slot = ring_push(p, f, owner);
-    f->u.state = CLOVE__TAG_SHARED | ((uintptr_t)slot << CLOVE__SLOT_SHIFT) |
-                 (f->u.state & (CLOVE__SEQ_MASK << CLOVE__SEQ_SHIFT));
+    f->state = CLOVE__TAG_SHARED | ((uintptr_t)slot << CLOVE__SLOT_SHIFT) |
+               (f->state & ((CLOVE__SEQ_MASK << CLOVE__SEQ_SHIFT) | CLOVE__KIND_VALUE));
 }
 
 /*
@@ -290,7 +312,7 @@ clove_task *clove__steal_locked(clove_task *w)
     clove_pool *p = w->pool;
     if (p->idle_first == NULL || ring_full(p))
         return NULL;
-    clove_future *f = atomic_load_explicit(&w->reserve, memory_order_relaxed);
+    struct clove__job *f = atomic_load_explicit(&w->reserve, memory_order_relaxed);
     if (f == NULL ||
         !atomic_compare_exchange_strong_explicit(&w->reserve, &f, NULL, memory_order_acquire,
                                                  memory_order_relaxed))
@@ -331,9 +353,9 @@ void clove__heartbeat_slow(clove_task *t)
      * took our reserve, and then nothing would make our next fork reserve
      * (model/README.md, finding "spec-leaf"). */
     uint32_t v = atomic_exchange_explicit(&t->heartbeat, 0, memory_order_acquire);
-    if (CLOVE__LIKELY(v == CLOVE__HB_ARM) && t->reserved == NULL && t->tail != &t->head) {
+    if (CLOVE__LIKELY(v == CLOVE__HB_ARM) && t->reserved == NULL && queued(t)) {
         /* Only armed (clove_tick ignores ARM, so this is a fork into an
-         * empty list): reserve it, the short way. This runs once per
+         * empty queue): reserve it, the short way. This runs once per
          * top-level fork/join pair in pools with workers. */
         reserve_oldest(t);
         return;
@@ -355,11 +377,11 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
     }
     if (v & CLOVE__HB_BEAT) {
         clove__count(t, CLOVE__ST_HEARTBEATS, 1);
-        if ((t->reserved != NULL || t->tail != &t->head) &&
+        if ((t->reserved != NULL || queued(t)) &&
             atomic_load_explicit(&p->idle_count, memory_order_acquire) != 0) {
             clove__lock(p);
             if (p->idle_first != NULL && !ring_full(p)) {
-                clove_future *f = t->reserved;
+                struct clove__job *f = t->reserved;
                 if (f != NULL) {
                     t->reserved = NULL;
                     /* Fails if the heartbeat thread took it meanwhile: then
@@ -371,9 +393,9 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
                         note_stolen(t);
                     }
                 }
-                if (f == NULL && t->tail != &t->head) {
-                    f = unlink_oldest(t);
-                    f->u.state = seq_bits(t->nshared);
+                if (f == NULL && queued(t)) {
+                    f = take_oldest(t);
+                    f->state |= seq_bits(t->nshared);
                     t->nshared++;
                 }
                 if (f != NULL) {
@@ -394,7 +416,7 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
         }
     }
     if (t->reserved == NULL && p->nworkers > 0) {
-        if (t->tail != &t->head)
+        if (queued(t))
             reserve_oldest(t);
         else
             rearm(t); /* called by a clove_tick, or everything was shared */
@@ -412,11 +434,11 @@ bool clove__run_one_locked(clove_task *t)
     struct clove__entry e;
     if (!ring_pop(p, &e))
         return false;
-    clove_future *f = e.job;
-    clove_fn *fn = f->fn;
+    struct clove__job *f = e.job;
     void *arg = f->arg;
-    f->u.state = (f->u.state & ~(CLOVE__TAG_MASK | (CLOVE__SLOT_MASK << CLOVE__SLOT_SHIFT))) |
-                 CLOVE__TAG_TAKEN;
+    clove_value_fn *run = f->out.run;
+    f->state = (f->state & ~(CLOVE__TAG_MASK | (CLOVE__SLOT_MASK << CLOVE__SLOT_SHIFT))) |
+               CLOVE__TAG_TAKEN;
     /* Ramp-up: if other tasks are still idle, raise our own heartbeat
      * flag and the owner's, so that at their next fork both share their
      * oldest queued fork - the biggest piece each has - at once instead
@@ -432,21 +454,24 @@ bool clove__run_one_locked(clove_task *t)
     }
     clove__unlock(p);
 
-    clove_future *saved_tail = t->tail;
+    struct clove__job *saved_top = t->top;
     uint32_t saved_nshared = t->nshared;
     struct clove__trace *tr = t->slot->trace;
     uint64_t t0 = tr ? clove__now_ns() : 0;
-    fn(t, arg);
+    /* A clove_fork job writes through its future (the owner's frame, alive
+     * until the join); both are published by the DONE store below. */
+    int64_t result = run(t, arg);
+    f->out.value = result;
     if (CLOVE__UNLIKELY(tr != NULL))
         clove__trace_write(tr, CLOVE__EV_JOB, t0, clove__now_ns());
     clove__count(t, CLOVE__ST_RAN, 1);
-    if (t->tail != saved_tail || t->nshared != saved_nshared)
+    if (t->top != saved_top || t->nshared != saved_nshared)
         clove__misuse("shared job", "the job returned with a clove_fork that was never joined",
-                      clove__code_addr(fn));
+                      job_site(run, arg));
 
     clove__lock(p);
     /* After this store the owner may return from clove_join and reuse f. */
-    f->u.state = (f->u.state & ~CLOVE__TAG_MASK) | CLOVE__TAG_DONE;
+    f->state = (f->state & ~CLOVE__TAG_MASK) | CLOVE__TAG_DONE;
     clove_task *owner = e.owner;
     if (owner->idle && owner->waiting_on == f) {
         clove__idle_remove_locked(owner);
@@ -458,10 +483,11 @@ bool clove__run_one_locked(clove_task *t)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Join of a shared future                                                  */
+/* Join of a record that is not queued                                      */
 /* ------------------------------------------------------------------------ */
 
-static CLOVE__NOINLINE bool join_shared(clove_task *t, clove_future *f, const void *site);
+static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *f, bool value,
+                                        const void *site);
 
 CLOVE__NORETURN static CLOVE__NOINLINE void lifo_misuse(const void *site)
 {
@@ -469,54 +495,86 @@ CLOVE__NORETURN static CLOVE__NOINLINE void lifo_misuse(const void *site)
                   site);
 }
 
-/* The join of a future whose prev is NULL: the task's reserve (taken back
- * here, the short way: it is the join of every top-level fork) or a shared
- * future (join_shared). */
-bool clove__join_slow(clove_task *t, clove_future *f)
+CLOVE__NORETURN static CLOVE__NOINLINE void kind_misuse(bool value, const void *site)
+{
+    clove__misuse(value ? "clove_join_value" : "clove_join",
+                  value ? "this future was forked with clove_fork (join it with clove_join)"
+                        : "this future was forked with clove_fork_value (join it with "
+                          "clove_join_value)",
+                  site);
+}
+
+static inline bool kind_differs(const struct clove__job *f, bool value)
+{
+    return ((f->state & CLOVE__KIND_VALUE) != 0) != value;
+}
+
+/* The record f, reserved or shared, is popped: nothing of t is queued or
+ * reserved above it any more (owner only). */
+static inline void pop_to(clove_task *t, struct clove__job *f)
+{
+    t->nshared--;
+    t->top = f;
+    t->bottom = f;
+    /* Left FREED in every build (one store on a cold path), so that a
+     * second join is named as such whatever CLOVE_DEBUG the caller or the
+     * library was built with. */
+    f->state = CLOVE__TAG_FREED;
+}
+
+/* The join of a record that is not queued (fn == NULL): the task's
+ * reserve (taken back here, the short way: it is the join of every
+ * top-level fork) or a shared record (join_shared); anything else is a
+ * misuse. value: called by clove_join_value. */
+bool clove__join_slow(clove_task *t, struct clove__job *f, bool value)
 {
     if (f == t->reserved) {
         /* Our reserve: take it back unless the heartbeat thread took it. */
         t->reserved = NULL;
-        clove_future *expected = f;
+        struct clove__job *expected = f;
         if (CLOVE__LIKELY(atomic_compare_exchange_strong_explicit(
                 &t->reserve, &expected, NULL, memory_order_relaxed, memory_order_relaxed))) {
-            if (((f->u.state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) !=
+            if (((f->state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) !=
                     ((t->nshared - 1) & CLOVE__SEQ_MASK) ||
-                t->tail != &t->head)
+                queued(t) || f + 1 != t->bottom)
                 lifo_misuse(CLOVE__CALLER());
-            t->nshared--;
-            f->u.state = CLOVE__STATE_JOINED; /* see the reclaim path below */
+            if (kind_differs(f, value))
+                kind_misuse(value, CLOVE__CALLER());
+            pop_to(t, f);
             rearm(t);
             return false;
         }
         note_stolen(t);
         rearm(t);
     }
-    return join_shared(t, f, CLOVE__CALLER());
+    return join_shared(t, f, value, CLOVE__CALLER());
 }
 
-static CLOVE__NOINLINE bool join_shared(clove_task *t, clove_future *f, const void *site)
+static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *f, bool value,
+                                        const void *site)
 {
     clove_pool *p = t->pool;
-    /* prev is owner-only, so reading it here is not a race; the state is
-     * guarded by the lock (a taker may be writing it right now). */
-    if (f->prev != NULL)
-        clove__misuse("clove_join", "internal: a queued future reached the slow path", site);
-    /* A shared future (possibly our reserve, shared by the heartbeat
-     * thread: it made that CAS and the SHARED store under the lock). */
+    /* Only records in t's job stack below its top can be t's forks. */
+    if (f < t->base || f >= t->top)
+        clove__misuse("clove_join", "this future was never forked (or its memory was overwritten)",
+                      site);
+    /* A shared record (possibly our reserve, shared by the heartbeat
+     * thread: it made that CAS and the SHARED store under the lock). Its
+     * state is guarded by the lock (a taker may be writing it right now). */
     clove__lock(p);
-    uintptr_t state = f->u.state;
+    uintptr_t state = f->state;
     uintptr_t tag = state & CLOVE__TAG_MASK;
-    if (state == CLOVE__STATE_JOINED)
+    if (tag == CLOVE__TAG_FREED)
         clove__misuse("clove_join", "this future was already joined", site);
     if (p->nworkers == 0 ||
         (tag != CLOVE__TAG_SHARED && tag != CLOVE__TAG_TAKEN && tag != CLOVE__TAG_DONE))
         clove__misuse("clove_join", "this future was never forked (or its memory was overwritten)",
                       site);
     if (((state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) != ((t->nshared - 1) & CLOVE__SEQ_MASK) ||
-        t->nshared == 0 || t->tail != &t->head)
+        t->nshared == 0 || queued(t) || f + 1 != t->bottom)
         lifo_misuse(site);
-    t->nshared--;
+    if (kind_differs(f, value))
+        kind_misuse(value, site);
 
     if (tag == CLOVE__TAG_SHARED) {
         /* Nobody took it yet: reclaim it, the caller runs it. */
@@ -525,10 +583,7 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, clove_future *f, const vo
         ring_trim(p);
         clove__unlock(p);
         clove__count(t, CLOVE__ST_RECLAIMED, 1);
-        /* Mark it joined in every build (one store on a cold path) so a
-         * second join is named as such whatever CLOVE_DEBUG the caller or
-         * the library was built with. */
-        f->u.state = CLOVE__STATE_JOINED;
+        pop_to(t, f);
         return false;
     }
 
@@ -536,7 +591,7 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, clove_future *f, const vo
      * are none; the taker wakes us when it is done. */
     bool woken = false;
     uint64_t t0 = clove__now_ns();
-    while ((f->u.state & CLOVE__TAG_MASK) != CLOVE__TAG_DONE) {
+    while ((f->state & CLOVE__TAG_MASK) != CLOVE__TAG_DONE) {
         if (clove__run_one_locked(t)) {
             woken = false;
             continue;
@@ -563,6 +618,6 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, clove_future *f, const vo
     clove__count(t, CLOVE__ST_WAIT_NS, t1 - t0);
     if (CLOVE__UNLIKELY(t->slot->trace != NULL))
         clove__trace_write(t->slot->trace, CLOVE__EV_WAIT, t0, t1);
-    f->u.state = CLOVE__STATE_JOINED; /* see the reclaim path above */
+    pop_to(t, f);
     return true;
 }

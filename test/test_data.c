@@ -190,7 +190,7 @@ static void red_run_fn(clove_task *t, void *arg)
     struct red_run *r = arg;
     r->rc = clove_reduce(t, r->begin, r->end, &r->acc, sizeof r->acc, ord_init, ord_body,
                          ord_combine, r->c);
-    ASSERT_EQ_P(t->tail, &t->head);
+    ASSERT_EQ_P(t->top, t->base);
 }
 
 static void reduce_checked(clove_pool *p, size_t begin, size_t end, uint64_t seed,
@@ -496,7 +496,7 @@ static void spawn_root(clove_task *t, void *arg)
     ASSERT(a != NULL);
     *a = (struct spawn_arg){arg, 12345, 0};
     clove_scope_run(t, spawn_job, a);
-    ASSERT_EQ_P(t->tail, &t->head);
+    ASSERT_EQ_P(t->top, t->base);
 }
 
 void test_scope_spawn_tree(void)
@@ -657,7 +657,7 @@ static void sort_run_fn(clove_task *t, void *arg)
     struct sort_run *r = arg;
     r->rc = r->stable ? clove_sort_stable(t, r->base, r->n, r->size, r->cmp)
                       : clove_sort(t, r->base, r->n, r->size, r->cmp);
-    ASSERT_EQ_P(t->tail, &t->head);
+    ASSERT_EQ_P(t->top, t->base);
 }
 
 static void sort_checked(clove_pool *p, enum sshape sh, size_t n, uint64_t seed)

@@ -64,7 +64,7 @@ static void for_run_fn(clove_task *t, void *arg)
 {
     struct for_ctx *c = arg;
     clove_for(t, c->begin, c->end, for_body, c);
-    ASSERT_EQ_P(t->tail, &t->head);
+    ASSERT_EQ_P(t->top, t->base);
 }
 
 /* Checks that every index of [begin, begin + n) was covered exactly once
@@ -470,7 +470,7 @@ static void tree_loop_body(clove_task *t, size_t lo, size_t hi, void *arg)
 static void tree_loop_fn(clove_task *t, void *arg)
 {
     clove_for(t, 0, NBODY_TREES, tree_loop_body, arg);
-    ASSERT_EQ_P(t->tail, &t->head);
+    ASSERT_EQ_P(t->top, t->base);
 }
 
 void test_for_body_forks(void)

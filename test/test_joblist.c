@@ -2,8 +2,9 @@
  * test_joblist.c - the owner's job list (fork/join on one task), join2,
  * and the three fates of a fork: not taken, taken, shared then reclaimed.
  *
- * These tests look at the public layout of clove_task/clove_future (tail,
- * head, prev, u.next): clove.h puts it there for the inline fast path.
+ * These tests look at the public layout of clove_task/clove_future (top,
+ * bottom, base, the records of the job stack): clove.h puts it there for
+ * the inline fast path.
  */
 #include "test.h"
 
@@ -42,18 +43,25 @@ static void deep_rec(clove_task *t, struct deep_ctx *c, size_t level)
 {
     if (level == c->depth)
         return;
-    clove_future *before = t->tail;
+    struct clove__job *before = t->top;
+    ASSERT_EQ_P(before, t->base + level);
     struct slot_job j = {&c->out[level], index_value(c->seed, level), &c->runs[level]};
     clove_future f;
     clove_fork(t, &f, slot_job_fn, &j);
-    ASSERT_EQ_P(t->tail, &f);
-    ASSERT_EQ_P(f.prev, before);
-    ASSERT_EQ_P(before->u.next, &f);
+    ASSERT_EQ_P(f.job, before);
+    ASSERT_EQ_P(t->top, before + 1);
+    /* clove_fork's record runs clove__call on the future, which holds the
+     * job. */
+    ASSERT(f.job->fn == clove__call);
+    ASSERT_EQ_P(f.job->arg, &f);
+    ASSERT(f.fn == slot_job_fn);
+    ASSERT_EQ_P(f.arg, &j);
     deep_rec(t, c, level + 1);
-    ASSERT_EQ_P(t->tail, &f);
+    ASSERT_EQ_P(t->top, before + 1);
+    ASSERT_EQ_P(t->bottom, t->base); /* no heartbeats: nothing taken */
     bool taken = clove_join(t, &f);
     ASSERT_FALSE(taken); /* one thread: nobody can take it */
-    ASSERT_EQ_P(t->tail, before);
+    ASSERT_EQ_P(t->top, before);
     slot_job_fn(t, &j);
 }
 
@@ -65,7 +73,7 @@ struct deep_arg {
 static void deep_fn(clove_task *t, void *arg)
 {
     struct deep_arg *a = arg;
-    ASSERT_EQ_P(t->tail, &t->head);
+    ASSERT_EQ_P(t->top, t->base);
     ASSERT_EQ_U(atomic_load(&t->heartbeat), 0);
 
     /* Recursive: one fork per level. */
@@ -73,7 +81,7 @@ static void deep_fn(clove_task *t, void *arg)
                          calloc(a->depth, sizeof(_Atomic uint32_t)), a->seed};
     ASSERT(c.out && c.runs);
     deep_rec(t, &c, 0);
-    ASSERT_EQ_P(t->tail, &t->head);
+    ASSERT_EQ_P(t->top, t->base);
     for (size_t i = 0; i < a->depth; i++) {
         ASSERT_EQ_U(atomic_load(&c.runs[i]), 1);
         ASSERT_EQ_U(c.out[i], index_value(a->seed, i));
@@ -93,22 +101,21 @@ static void deep_fn(clove_task *t, void *arg)
         js[i] = (struct slot_job){&out[i], index_value(a->seed + 1, i), &runs[i]};
         clove_fork(t, &fs[i], slot_job_fn, &js[i]);
     }
-    /* The whole list, oldest to newest, through head.u.next and u.next. */
-    clove_future *f = t->head.u.next;
-    ASSERT_EQ_P(f, &fs[0]);
-    ASSERT_EQ_P(f->prev, &t->head);
-    for (size_t i = 1; i < n; i++) {
-        ASSERT_EQ_P(f->u.next, &fs[i]);
-        ASSERT_EQ_P(fs[i].prev, f);
-        f = f->u.next;
+    /* The whole queue, oldest to newest: consecutive records. */
+    ASSERT_EQ_P(t->bottom, t->base);
+    for (size_t i = 0; i < n; i++) {
+        ASSERT_EQ_P(fs[i].job, t->base + i);
+        ASSERT(fs[i].job->fn == clove__call);
+        ASSERT_EQ_P(fs[i].job->arg, &fs[i]);
+        ASSERT_EQ_P(fs[i].arg, &js[i]);
     }
-    ASSERT_EQ_P(t->tail, &fs[n - 1]);
+    ASSERT_EQ_P(t->top, t->base + n);
     for (size_t i = n; i-- > 0;) {
-        ASSERT_EQ_P(t->tail, &fs[i]);
+        ASSERT_EQ_P(t->top, fs[i].job + 1);
         ASSERT_FALSE(clove_join(t, &fs[i]));
         slot_job_fn(t, &js[i]);
     }
-    ASSERT_EQ_P(t->tail, &t->head);
+    ASSERT_EQ_P(t->top, t->base);
     uint64_t sum = 0, expect = 0;
     for (size_t i = 0; i < n; i++) {
         ASSERT_EQ_U(atomic_load(&runs[i]), 1);
@@ -145,23 +152,23 @@ struct lifo_arg {
     uint64_t taken;
 };
 
-/* Queued futures are always a suffix of the model stack (the heartbeat
- * handler shares the oldest first); the rest are shared (prev == NULL). */
+/* The records of the model stack's futures are consecutive from the job
+ * stack's base. Queued ones are always a suffix (the heartbeat handler
+ * takes the oldest first): [bottom, top). The rest, below bottom, are
+ * reserved or shared; their state is not read here (a taker may be
+ * writing it under the pool lock). */
 static void check_list(clove_task *t, clove_future **stack, size_t sp, bool sharing)
 {
-    size_t first_queued = 0;
-    if (sharing) {
-        while (first_queued < sp && stack[first_queued]->prev == NULL)
-            first_queued++;
+    ASSERT_EQ_P(t->top, t->base + sp);
+    size_t first_queued = (size_t)(t->bottom - t->base);
+    ASSERT(first_queued <= sp);
+    if (!sharing)
+        ASSERT_EQ_U(first_queued, 0);
+    for (size_t i = 0; i < sp; i++) {
+        ASSERT_EQ_P(stack[i]->job, t->base + i);
+        if (i >= first_queued)
+            ASSERT(stack[i]->job->fn == clove__call);
     }
-    clove_future *f = &t->head;
-    for (size_t i = first_queued; i < sp; i++) {
-        ASSERT_NE_P(stack[i]->prev, NULL);
-        ASSERT_EQ_P(f->u.next, stack[i]);
-        ASSERT_EQ_P(stack[i]->prev, f);
-        f = stack[i];
-    }
-    ASSERT_EQ_P(t->tail, f);
 }
 
 static void lifo_fn(clove_task *t, void *arg)
@@ -198,7 +205,7 @@ static void lifo_fn(clove_task *t, void *arg)
         }
         check_list(t, stack, sp, a->sharing);
     }
-    ASSERT_EQ_P(t->tail, &t->head);
+    ASSERT_EQ_P(t->top, t->base);
     for (size_t i = 0; i < n; i++) {
         ASSERT_EQ_U(atomic_load(&runs[i]), 1);
         ASSERT_EQ_U(out[i], index_value(a->seed, i));
@@ -263,7 +270,7 @@ static void many_fn(clove_task *t, void *arg)
         else
             slot_job_fn(t, &js[i]);
     }
-    ASSERT_EQ_P(t->tail, &t->head);
+    ASSERT_EQ_P(t->top, t->base);
     ASSERT_NE_U(sink, 0);
     uint64_t s1 = 0, s2 = 0, e1 = 0, e2 = 0;
     for (size_t i = 0; i < n; i++) {
@@ -393,10 +400,10 @@ static void not_taken_fn(clove_task *t, void *arg)
         if (i % 10 == 0)
             sleep_us(2000);
         ASSERT_EQ_U(atomic_load(&t->heartbeat), 0);
-        ASSERT_EQ_P(t->tail, &f);
+        ASSERT_EQ_P(t->top, f.job + 1);
         ASSERT_EQ_U(atomic_load(&j.ran), 0);
         ASSERT_FALSE(clove_join(t, &f));
-        ASSERT_EQ_P(t->tail, &t->head);
+        ASSERT_EQ_P(t->top, t->base);
         ASSERT_EQ_U(atomic_load(&j.ran), 0); /* the join never runs it */
         flag_job_fn(t, &j);
         ASSERT_EQ_U(atomic_load(&j.ran), 1);
@@ -495,13 +502,13 @@ static void taken_fn(clove_task *t, void *arg)
         clove_future f;
         clove_fork(t, &f, taken_job_fn, &j);
         tick_until_started(t, &j);
-        ASSERT_EQ_P(f.prev, NULL); /* it left the owner's list: shared */
-        ASSERT_EQ_P(t->tail, &t->head);
+        ASSERT_EQ_P(t->bottom, t->top); /* it left the owner's queue: shared */
+        ASSERT_EQ_P(t->top, f.job + 1);
         if (j.hold)
             atomic_store_explicit(&j.go, 1, memory_order_relaxed);
         bool taken = clove_join(t, &f);
         ASSERT_TRUE(taken);
-        ASSERT_EQ_P(t->tail, &t->head);
+        ASSERT_EQ_P(t->top, t->base);
         ASSERT_EQ_U(atomic_load(&j.runs), 1);
         ASSERT_NE_P(j.ran_on, NULL);
         ASSERT_NE_P(j.ran_on, t);
@@ -550,7 +557,7 @@ static void shared_fn(clove_task *t, void *arg)
         clove_future f;
         clove_fork(t, &f, flag_job_fn, &j);
         double end = now_s() + WATCHDOG_S;
-        while (f.prev != NULL) {
+        while (f.job >= t->bottom) { /* queued */
             ASSERT_MSG(now_s() < end, "watchdog: never shared");
             clove_tick(t);
         }
@@ -565,7 +572,7 @@ static void shared_fn(clove_task *t, void *arg)
         }
         ASSERT_EQ_U(atomic_load(&j.ran), 1);
         ASSERT_EQ_U(j.value, mix64((uint64_t)(uintptr_t)&j));
-        ASSERT_EQ_P(t->tail, &t->head);
+        ASSERT_EQ_P(t->top, t->base);
     }
 }
 

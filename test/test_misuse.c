@@ -35,11 +35,11 @@ static void started_fn(clove_task *t, void *arg)
     atomic_store(&job_started, 1);
 }
 
-/* Tick until f was shared (left the owner's list). */
+/* Tick until f was reserved or shared (left the owner's queue). */
 static void tick_until_shared(clove_task *t, clove_future *f)
 {
     double end = now_s() + 20;
-    while (f->prev != NULL) {
+    while (f->job >= t->bottom) {
         ASSERT_MSG(now_s() < end, "watchdog: never shared");
         clove_tick(t);
         sched_yield();
@@ -75,26 +75,43 @@ static void m_join_garbage(clove_task *t, void *arg)
     (void)clove_join(t, &f);
 }
 
-/* Garbage whose state word has no valid tag (low nibble 0xA). */
-static void m_join_garbage_null_prev(clove_task *t, void *arg)
+/* A clove_fork joined with clove_join_value, and the converse. */
+static void m_join_value_of_fork(clove_task *t, void *arg)
 {
     (void)arg;
     clove_future f;
-    memset(&f, 0x5A, sizeof f);
-    f.prev = NULL;
+    int64_t r;
+    clove_fork(t, &f, nop_fn, NULL);
+    (void)clove_join_value(t, &f, &r);
+}
+
+static int64_t value_job(clove_task *t, void *arg)
+{
+    (void)t;
+    return (int64_t)(intptr_t)arg;
+}
+
+static void m_join_of_fork_value(clove_task *t, void *arg)
+{
+    (void)arg;
+    clove_future f;
+    clove_fork_value(t, &f, value_job, NULL);
     (void)clove_join(t, &f);
 }
 
-/* Garbage that happens to carry the SHARED tag (low nibble 5): it cannot
- * be told from a shared future by its tag, but the owner has shared nothing,
- * so the join must still abort. */
-static void m_join_garbage_shared_tag(clove_task *t, void *arg)
+/* Forks that are never joined, one after another, until the job stack
+ * is full: debug builds stop at its end instead of faulting on the guard
+ * page. Each through its own future (the same one twice is a misuse of
+ * its own). */
+static void m_fork_too_deep(clove_task *t, void *arg)
 {
     (void)arg;
-    clove_future f;
-    memset(&f, 0xA5, sizeof f);
-    f.prev = NULL;
-    (void)clove_join(t, &f);
+    size_t n = CLOVE_JOB_STACK_DEPTH + 1;
+    clove_future *fs = malloc(n * sizeof *fs);
+    ASSERT(fs != NULL);
+    for (size_t i = 0; i < n; i++)
+        clove_fork(t, &fs[i], nop_fn, NULL);
+    free(fs);
 }
 
 static void m_join_twice(clove_task *t, void *arg)
@@ -157,7 +174,7 @@ static void *other_thread_tick_join(void *arg)
 {
     clove_future *f = arg;
     /* A future of another task, joined from a plain thread's "task". */
-    clove_task *t = (clove_task *)(void *)f->arg;
+    clove_task *t = f->arg;
     (void)clove_join(t, f);
     return NULL;
 }
@@ -305,12 +322,19 @@ static const struct misuse_case cases[] = {
      "clove_join: this future is not the most recent unjoined fork", 0, 0},
     {"join_garbage_2", m_join_garbage, 2,
      "clove_join: this future is not the most recent unjoined fork", 0, 0},
-    {"join_garbage_null_prev_1", m_join_garbage_null_prev, 1,
-     "clove_join: this future was never forked", 0, 0},
-    {"join_garbage_null_prev_2", m_join_garbage_null_prev, 2,
-     "clove_join: this future was never forked", 0, 0},
-    {"join_garbage_shared_tag_2", m_join_garbage_shared_tag, 2, "clove: misuse in clove_join: ",
+    {"join_value_of_fork_1", m_join_value_of_fork, 1,
+     "clove_join_value: this future was forked with clove_fork (join it with clove_join)", 0, 0},
+    /* With workers the fork is reserved: the slow path names it too. */
+    {"join_value_of_fork_2", m_join_value_of_fork, 2,
+     "clove_join_value: this future was forked with clove_fork (join it with clove_join)", 0, 0},
+    {"join_of_fork_value_1", m_join_of_fork_value, 1,
+     "clove_join: this future was forked with clove_fork_value (join it with clove_join_value)",
      0, 0},
+    {"join_of_fork_value_2", m_join_of_fork_value, 2,
+     "clove_join: this future was forked with clove_fork_value (join it with clove_join_value)",
+     0, 0},
+    {"fork_too_deep", m_fork_too_deep, 1,
+     "clove_fork: forks nest deeper than the task's job stack", 0, 0},
     {"join_twice_1", m_join_twice, 1, "clove_join: this future was already joined", 0, 0},
     /* With heartbeats the first join may take the slow path (shared, then
      * taken or reclaimed): see misuse_join_twice_taken_message. */
@@ -325,8 +349,11 @@ static const struct misuse_case cases[] = {
     {"join_out_of_order_2", m_join_out_of_order, 2,
      "clove_join: this future is not the most recent unjoined fork"
      "|clove_join: joins are out of LIFO order", 0, 0},
+    /* The inline debug check or, against a release build of the caller,
+     * the library's slow path. */
     {"join_out_of_order_shared", m_join_out_of_order_shared, 2,
-     "clove_join: joins are out of LIFO order", 0, 0},
+     "clove_join: this future is not the most recent unjoined fork"
+     "|clove_join: joins are out of LIFO order", 0, 0},
     {"task_other_thread_1", m_task_other_thread, 1,
      "clove_fork: the task is used outside the fn call", 0, 0},
     {"task_other_thread_2", m_task_other_thread, 2,
@@ -466,12 +493,10 @@ void test_misuse_aborts(void)
 
 /*
  * A future that was taken by another worker and joined (clove_join returned
- * true), then joined again, from code built with CLOVE_DEBUG=1. clove.h
- * promises "a message naming the misuse" whenever CLOVE_DEBUG is non-zero
- * in the caller, but the slow join path marks a future joined only when
- * the *library* was built with CLOVE_DEBUG (src/share.c, clove__join_slow:
- * "#if CLOVE_DEBUG f->u.state = CLOVE__STATE_JOINED"). Against a Release
- * library the second join is reported as "joins are out of LIFO order".
+ * true), then joined again. The debug join names it (the first join left
+ * the future pointing at CLOVE__JOINED), and so does the library's slow
+ * path in every build (the record was left FREED): the message must say
+ * "already joined", not something vaguer.
  */
 void test_misuse_join_twice_taken_message(void)
 {

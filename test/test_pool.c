@@ -219,7 +219,7 @@ static void same_outer(clove_task *t, void *arg)
     b.expect = t;
     ASSERT_OK(clove_pool_run(a->pool, same_inner, &b));
     ASSERT_EQ_P(b.got, t);
-    ASSERT_EQ_P(t->tail, &t->head);
+    ASSERT_EQ_P(t->top, t->base);
 }
 
 static void leaves_outer(clove_task *t, void *arg)
@@ -263,7 +263,7 @@ static void other_inner(clove_task *t, void *arg)
     a->got = t;
     ASSERT_NE_P(t, a->outer);
     ASSERT_EQ_P(t->pool, a->pool);
-    ASSERT_EQ_P(t->tail, &t->head);
+    ASSERT_EQ_P(t->top, t->base);
     struct sums s = tree_sum(t, a->tr, a->tr->root);
     tree_check(a->tr, s);
     if (a->back) {
@@ -301,7 +301,7 @@ static void other_outer(clove_task *t, void *arg)
     struct other_arg b = {o->b, o->a, t, o->tr, NULL};
     ASSERT_OK(clove_pool_run(o->b, other_inner, &b));
     ASSERT_NE_P(b.got, NULL);
-    ASSERT_EQ_P(t->tail, &t->head);
+    ASSERT_EQ_P(t->top, t->base);
     struct sums s = tree_sum(t, o->tr, o->tr->root);
     tree_check(o->tr, s);
     /* Leaves of a forked tree in A enter B, from pool-owned workers too. */

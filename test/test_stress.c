@@ -218,7 +218,7 @@ static void stress_fn(clove_task *t, void *arg)
             break;
         }
         }
-        ASSERT_EQ_P(t->tail, &t->head);
+        ASSERT_EQ_P(t->top, t->base);
     }
 }
 

@@ -213,6 +213,15 @@ static void job_fn(clove_task *t, void *arg)
     j->result = eval(t, j->cx, j->n);
 }
 
+/* The same job for clove_fork_value: it also returns its result, which
+ * the join checks against the one it wrote (the record's value slot must
+ * carry exactly that). */
+static int64_t job_value_fn(clove_task *t, void *arg)
+{
+    job_fn(t, arg);
+    return (int64_t)((struct job *)arg)->result;
+}
+
 static void job_init(struct job *j, struct ctx *cx, uint64_t seed, uint32_t budget,
                      const struct node *parent)
 {
@@ -344,6 +353,7 @@ static uint64_t eval_forks(clove_task *t, struct ctx *cx, const struct node *n, 
     split(p, r, n->budget - 1, k + 1, budgets); /* k jobs + work done inline */
     clove_future f[MAX_FORKS];
     struct job j[MAX_FORKS];
+    bool value[MAX_FORKS]; /* forked with clove_fork_value */
     unsigned stack[MAX_FORKS], sp = 0, next = 0;
     uint64_t inline_acc = 0;
     unsigned inline_parts = 0;
@@ -353,18 +363,29 @@ static uint64_t eval_forks(clove_task *t, struct ctx *cx, const struct node *n, 
         if (fork) {
             unsigned i = next++;
             job_init(&j[i], cx, child_seed(n->seed, i), budgets[i], n);
-            if (t)
+            value[i] = (mix64(j[i].n.seed ^ 0x7a1) & 1) != 0;
+            if (t && value[i])
+                clove_fork_value(t, &f[i], job_value_fn, &j[i]);
+            else if (t)
                 clove_fork(t, &f[i], job_fn, &j[i]);
             else
                 p->c.forks++;
             stack[sp++] = i;
         } else {
             unsigned i = stack[--sp];
-            if (!t || !clove_join(t, &f[i])) {
+            int64_t got = 0;
+            bool taken = t && (value[i] ? clove_join_value(t, &f[i], &got)
+                                        : clove_join(t, &f[i]));
+            if (!taken) {
                 if (!inject_at(t, 1, j[i].n.seed))
                     job_fn(t, &j[i]);
-            } else if (inject_at(t, 2, j[i].n.seed)) {
-                job_fn(t, &j[i]);
+            } else {
+                if (value[i] && (uint64_t)got != j[i].result)
+                    prog_error(p, "fork: clove_join_value returned %" PRIx64
+                                  ", the job computed %" PRIx64,
+                               (uint64_t)got, j[i].result);
+                if (inject_at(t, 2, j[i].n.seed))
+                    job_fn(t, &j[i]);
             }
         }
         /* Sometimes do some work inline between two operations. */
@@ -710,6 +731,14 @@ static void dense_fn(clove_task *t, void *arg)
     d->result = dense_eval(t, d->p, d->seed, d->lo, d->hi);
 }
 
+/* The clove_fork_value form: the result comes back through the join. */
+static int64_t dense_value_fn(clove_task *t, void *arg)
+{
+    struct dense *d = arg;
+    d->ran++;
+    return (int64_t)dense_eval(t, d->p, d->seed, d->lo, d->hi);
+}
+
 static uint64_t dense_eval(clove_task *t, struct prog *p, uint64_t seed, uint32_t lo,
                            uint32_t hi)
 {
@@ -721,11 +750,22 @@ static uint64_t dense_eval(clove_task *t, struct prog *p, uint64_t seed, uint32_
         mid += (uint32_t)(mix64(seed + lo + ((uint64_t)hi << 32)) % (n - 2 * q + 1));
     struct dense right = {p, seed, mid, hi, 0, 0};
     clove_future f;
-    if (t)
+    /* Half the forks (by the range's hash) return their result instead. */
+    bool value = (mix64(seed ^ ((uint64_t)lo << 32 | hi)) & 1) != 0;
+    if (t && value)
+        clove_fork_value(t, &f, dense_value_fn, &right);
+    else if (t)
         clove_fork(t, &f, dense_fn, &right);
     uint64_t left = dense_eval(t, p, seed, lo, mid);
-    if (!t || !clove_join(t, &f))
+    int64_t got;
+    if (t && value) {
+        if (clove_join_value(t, &f, &got))
+            right.result = (uint64_t)got;
+        else
+            right.result = (uint64_t)dense_value_fn(t, &right);
+    } else if (!t || !clove_join(t, &f)) {
         dense_fn(t, &right);
+    }
     if (right.ran != 1)
         prog_error(p, "dense [%" PRIu32 ", %" PRIu32 "): job ran %u times", mid, hi, right.ran);
     return combine(left, right.result);

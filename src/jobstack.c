@@ -1,0 +1,63 @@
+/*
+ * jobstack.c - the memory of a task's job stack.
+ *
+ * A job stack is an array of records (struct clove__job) that the inline
+ * fork writes without checking its capacity: the array is one anonymous
+ * mapping followed by an inaccessible guard page, so running off its end
+ * faults at once instead of overwriting memory (debug builds check first
+ * and abort with a message: clove__debug_fork). Only the pages a task's
+ * nesting actually reaches are ever backed by memory, so the depth can be
+ * generous (CLOVE_JOB_STACK_DEPTH: 32 MiB of address space on 64-bit
+ * targets).
+ */
+#include "internal.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MAP_ANONYMOUS
+#define MAP_ANONYMOUS MAP_ANON
+#endif
+#ifndef MAP_NORESERVE
+#define MAP_NORESERVE 0
+#endif
+
+static size_t page_size(void)
+{
+    long ps = sysconf(_SC_PAGESIZE);
+    return ps > 0 ? (size_t)ps : 4096;
+}
+
+/* The records rounded up to whole pages, then the guard page. */
+static size_t map_bytes(size_t depth, size_t *guard_at)
+{
+    size_t ps = page_size();
+    size_t used = (depth * sizeof(struct clove__job) + ps - 1) / ps * ps;
+    *guard_at = used;
+    return used + ps;
+}
+
+struct clove__job *clove__jobs_map(size_t depth)
+{
+    if (clove__fault_hit(CLOVE__FAULT_ALLOC))
+        return NULL;
+    size_t guard_at;
+    size_t bytes = map_bytes(depth, &guard_at);
+    char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    if (mprotect(m + guard_at, bytes - guard_at, PROT_NONE) != 0) {
+        munmap(m, bytes);
+        return NULL;
+    }
+    return (struct clove__job *)(void *)m;
+}
+
+void clove__jobs_unmap(struct clove__job *base, size_t depth)
+{
+    if (base == NULL)
+        return;
+    size_t guard_at;
+    munmap(base, map_bytes(depth, &guard_at));
+}
