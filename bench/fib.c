@@ -7,8 +7,8 @@
  *
  *   baseline  the plain recursion (gcc -O3 unrolls and inlines it several
  *             levels deep, which no forking version can do)
- *   clove     clove_fork(fib(n-2)), fib(n-1) in place, clove_join at every
- *             call with n >= 2: no cutoff
+ *   clove     clove_fork_value(fib(n-2)), fib(n-1) in place,
+ *             clove_join_value at every call with n >= 2: no cutoff
  *   omp, tbb  (--peers) an OpenMP task / oneTBB task_group run for fib(n-2)
  *             at every call with n >= 2: no cutoff either
  *   omp_cutoff, tbb_cutoff  (--cutoff) the same, but calls with n below the
@@ -29,6 +29,13 @@ struct fib_arg {
 
 static uint64_t fib_clove(clove_task *t, unsigned n);
 
+/* The forked job returns its result (clove_fork_value): n travels in the
+ * argument pointer itself, so nothing in the forking frame is in memory. */
+static int64_t fib_value_job(clove_task *t, void *n)
+{
+    return (int64_t)fib_clove(t, (unsigned)(uintptr_t)n);
+}
+
 static void fib_job(clove_task *t, void *p)
 {
     struct fib_arg *a = p;
@@ -40,12 +47,12 @@ static uint64_t fib_clove(clove_task *t, unsigned n)
     if (n < 2)
         return n;
     clove_future f;
-    struct fib_arg b = { n - 2, 0 };
-    clove_fork(t, &f, fib_job, &b);
+    int64_t b;
+    clove_fork_value(t, &f, fib_value_job, (void *)(uintptr_t)(n - 2));
     uint64_t a = fib_clove(t, n - 1);
-    if (!clove_join(t, &f))
-        b.result = fib_clove(t, n - 2);
-    return a + b.result;
+    if (!clove_join_value(t, &f, &b))
+        b = (int64_t)fib_clove(t, n - 2);
+    return a + (uint64_t)b;
 }
 
 /* Timed entry points are noinline (as in tree_sum, for callgrind). */

@@ -3,7 +3,7 @@
  *
  * A job stack is an array of records (struct clove__job) that the inline
  * fork writes without checking its capacity: the array is one anonymous
- * mapping followed by an inaccessible guard page, so running off its end
+ * mapping between two inaccessible guard pages, so running off its end
  * faults at once instead of overwriting memory (debug builds check first
  * and abort with a message: clove__debug_fork). Only the pages a task's
  * nesting actually reaches are ever backed by memory, so the depth can be
@@ -28,36 +28,38 @@ static size_t page_size(void)
     return ps > 0 ? (size_t)ps : 4096;
 }
 
-/* The records rounded up to whole pages, then the guard page. */
-static size_t map_bytes(size_t depth, size_t *guard_at)
+/* A guard page, the records rounded up to whole pages, a guard page. The
+ * lower guard also keeps the records' mapping from merging with a
+ * neighbouring one (a thread stack, say), so that it stays one mapping of
+ * its own, as /proc/self/maps shows it. */
+static size_t map_bytes(size_t depth, size_t *used)
 {
     size_t ps = page_size();
-    size_t used = (depth * sizeof(struct clove__job) + ps - 1) / ps * ps;
-    *guard_at = used;
-    return used + ps;
+    *used = (depth * sizeof(struct clove__job) + ps - 1) / ps * ps;
+    return ps + *used + ps;
 }
 
 struct clove__job *clove__jobs_map(size_t depth)
 {
     if (clove__fault_hit(CLOVE__FAULT_ALLOC))
         return NULL;
-    size_t guard_at;
-    size_t bytes = map_bytes(depth, &guard_at);
-    char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    size_t used, ps = page_size();
+    size_t bytes = map_bytes(depth, &used);
+    char *m = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED)
         return NULL;
-    if (mprotect(m + guard_at, bytes - guard_at, PROT_NONE) != 0) {
+    if (mprotect(m + ps, used, PROT_READ | PROT_WRITE) != 0) {
         munmap(m, bytes);
         return NULL;
     }
-    return (struct clove__job *)(void *)m;
+    return (struct clove__job *)(void *)(m + ps);
 }
 
 void clove__jobs_unmap(struct clove__job *base, size_t depth)
 {
     if (base == NULL)
         return;
-    size_t guard_at;
-    munmap(base, map_bytes(depth, &guard_at));
+    size_t used;
+    size_t bytes = map_bytes(depth, &used);
+    munmap((char *)base - page_size(), bytes);
 }

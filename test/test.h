@@ -156,6 +156,11 @@ clove_pool *make_pool(unsigned threads, unsigned heartbeat_us);
 
 /* /proc/self/task helpers (Linux). */
 unsigned thread_count(void);
+/* Read-write mappings of exactly one default job stack's size in
+ * /proc/self/maps (-1 where it cannot be read): pools of the default depth
+ * must give back every job stack they mapped. Other mappings of that size
+ * are unlikely but would only need to stay put during a test. */
+long job_stack_maps(void);
 /* The thread count to come back to: starts (and joins) one plain thread
  * first, so that helper threads a sanitizer runtime starts with the first
  * pthread_create (ThreadSanitizer's background thread) are counted in. */
@@ -237,5 +242,9 @@ uint64_t tree_taken_count(void);
 
 /* A tree sum inside clove_pool_run, checked. */
 void run_tree_checked(clove_pool *pool, const struct tree *tr);
+/* The same with clove_fork_value/clove_join_value: a walk that returns the
+ * hash sum (index_hash of every node), checked with the visit counts. */
+uint64_t tree_hash_value(clove_task *t, const struct tree *tr, const struct tnode *n);
+void run_tree_value_checked(clove_pool *pool, const struct tree *tr);
 
 #endif

@@ -8,6 +8,7 @@
 #include "../src/fault.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 
 static char sentinel_obj;
@@ -122,4 +123,72 @@ void test_create_huge_stack_fails(void)
     clove_pool_destroy(p);
     ASSERT_EQ_U(wait_thread_count(base), base);
     tree_free(&tr);
+}
+
+/*
+ * clove_pool_run's ENOMEM: the pool keeps one job stack ready, so a second
+ * thread inside at the same time maps one, and that mapping can fail. The
+ * run must then return ENOMEM without calling fn, leave the pool working
+ * (the first run finishes, a later run succeeds and maps it), and leak
+ * nothing (job_stack_maps after destroy).
+ */
+struct holder {
+    clove_pool *pool;
+    _Atomic int inside, release;
+};
+
+static void hold_fn(clove_task *t, void *arg)
+{
+    (void)t;
+    struct holder *h = arg;
+    atomic_store(&h->inside, 1);
+    double end = now_s() + 20;
+    while (!atomic_load(&h->release)) {
+        ASSERT_MSG(now_s() < end, "watchdog: never released");
+        sleep_us(100);
+    }
+}
+
+static void *hold_main(void *arg)
+{
+    struct holder *h = arg;
+    ASSERT_OK(clove_pool_run(h->pool, hold_fn, h));
+    return NULL;
+}
+
+static void must_not_run(clove_task *t, void *arg)
+{
+    (void)t;
+    (void)arg;
+    ASSERT_MSG(0, "clove_pool_run called fn after failing");
+}
+
+void test_run_enomem_job_stack(void)
+{
+    long maps = job_stack_maps();
+    static const unsigned threads[] = {1, 3};
+    for (size_t k = 0; k < 2; k++) {
+        clove_pool *p = make_pool(threads[k], 1);
+        struct holder h = {p, 0, 0};
+        pthread_t th;
+        ASSERT_OK(pthread_create(&th, NULL, hold_main, &h));
+        while (!atomic_load(&h.inside))
+            sleep_us(100);
+        clove__fault_arm(CLOVE__FAULT_ALLOC, 1);
+        int rc = clove_pool_run(p, must_not_run, NULL);
+        unsigned long seen = clove__fault_count(CLOVE__FAULT_ALLOC);
+        clove__fault_arm(CLOVE__FAULT_ALLOC, 0);
+        ASSERT_EQ_U(rc, ENOMEM);
+        ASSERT_GE_U(seen, 1);
+        /* Now it maps one and works, while the first run is still inside. */
+        struct tree tr;
+        tree_build(&tr, 2000, SHAPE_RANDOM, 0xe0 + k);
+        run_tree_checked(p, &tr);
+        atomic_store(&h.release, 1);
+        ASSERT_OK(pthread_join(th, NULL));
+        run_tree_value_checked(p, &tr);
+        tree_free(&tr);
+        clove_pool_destroy(p);
+        ASSERT_EQ_U(job_stack_maps(), maps);
+    }
 }

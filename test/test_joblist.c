@@ -588,3 +588,214 @@ void test_fork_shared_then_joined(void)
         clove_pool_destroy(p);
     }
 }
+
+/* ------------------------------------------------------------------------ */
+/* clove_fork_value / clove_join_value                                      */
+/* ------------------------------------------------------------------------ */
+
+struct vjob {
+    uint64_t seed;
+    clove_task *forker;
+    clove_task *ran_on;
+    bool wait_started;        /* the job spins until started is seen */
+    _Atomic uint32_t started; /* relaxed: carries no data */
+    _Atomic uint32_t runs;
+};
+
+/* Returns a value that depends on the job (mix64 of its seed), so that a
+ * wrong record's value, or a stale one, is caught. */
+static int64_t vjob_fn(clove_task *t, void *arg)
+{
+    struct vjob *j = arg;
+    atomic_fetch_add_explicit(&j->runs, 1, memory_order_relaxed);
+    j->ran_on = t;
+    atomic_store_explicit(&j->started, 1, memory_order_relaxed);
+    return (int64_t)mix64(j->seed);
+}
+
+/* Deep recursion on one thread: the records are consecutive, the future
+ * names its record, the join pops it and leaves *result alone. */
+static uint64_t value_rec(clove_task *t, uint64_t seed, size_t level, size_t depth)
+{
+    if (level == depth)
+        return 0;
+    struct clove__job *before = t->top;
+    ASSERT_EQ_P(before, t->base + level);
+    struct vjob j = {seed + level, t, NULL, false, 0, 0};
+    clove_future f;
+    clove_fork_value(t, &f, vjob_fn, &j);
+    ASSERT_EQ_P(f.job, before);
+    ASSERT_EQ_P(t->top, before + 1);
+    ASSERT(f.job->fn == vjob_fn);
+    ASSERT_EQ_P(f.job->arg, &j);
+    uint64_t below = value_rec(t, seed, level + 1, depth);
+    int64_t r = 0x5a5a;
+    ASSERT_FALSE(clove_join_value(t, &f, &r));
+    ASSERT_EQ_U((uint64_t)r, 0x5a5a); /* untouched when not taken */
+    ASSERT_EQ_P(t->top, before);
+    ASSERT_EQ_U(atomic_load(&j.runs), 0);
+    r = vjob_fn(t, &j);
+    return below + (uint64_t)r;
+}
+
+static void value_not_taken_fn(clove_task *t, void *arg)
+{
+    size_t depth = *(size_t *)arg;
+    uint64_t expect = 0;
+    for (size_t i = 0; i < depth; i++)
+        expect += mix64(0xfeed + i);
+    ASSERT_EQ_U(value_rec(t, 0xfeed, 0, depth), expect);
+    ASSERT_EQ_P(t->top, t->base);
+}
+
+void test_value_not_taken(void)
+{
+    clove_pool *p = make_pool(1, 1);
+    size_t depth = scaled(20000, 1000);
+    ASSERT_OK(clove_pool_run(p, value_not_taken_fn, &depth));
+    clove_pool_destroy(p);
+}
+
+/* Taken by another worker: the join returns true and the job's return
+ * value, exactly, round after round (each round a different value). The
+ * forks alternate between the top level (the reserve, stolen by the
+ * heartbeat thread or shared by the owner's handler) and under a queued
+ * fork of its own (shared from the queue). */
+static void value_taken_fn(clove_task *t, void *arg)
+{
+    unsigned rounds = *(unsigned *)arg;
+    for (unsigned round = 0; round < rounds; round++) {
+        struct vjob outer = {0x0be7 + round, t, NULL, false, 0, 0};
+        clove_future fo = {NULL, NULL, NULL}; /* forked only when nested */
+        bool nested = round % 2 == 1;
+        if (nested)
+            clove_fork_value(t, &fo, vjob_fn, &outer);
+        struct vjob j = {0xabcd00 + round, t, NULL, false, 0, 0};
+        clove_future f;
+        clove_fork_value(t, &f, vjob_fn, &j);
+        double end = now_s() + WATCHDOG_S;
+        while (!atomic_load_explicit(&j.started, memory_order_relaxed) &&
+               !(nested && atomic_load_explicit(&outer.started, memory_order_relaxed))) {
+            ASSERT_MSG(now_s() < end, "watchdog: no forked job was taken");
+            clove_tick(t);
+            sched_yield();
+        }
+        int64_t r = 0x5a5a;
+        if (clove_join_value(t, &f, &r)) {
+            ASSERT_NE_P(j.ran_on, t);
+            ASSERT_EQ_U((uint64_t)r, mix64(j.seed));
+        } else {
+            ASSERT_EQ_U((uint64_t)r, 0x5a5a);
+            r = vjob_fn(t, &j);
+        }
+        ASSERT_EQ_U(atomic_load(&j.runs), 1);
+        if (nested) {
+            int64_t ro = 0x5a5a;
+            if (clove_join_value(t, &fo, &ro)) {
+                ASSERT_NE_P(outer.ran_on, t);
+                ASSERT_EQ_U((uint64_t)ro, mix64(outer.seed));
+            } else {
+                ASSERT_EQ_U((uint64_t)ro, 0x5a5a);
+                (void)vjob_fn(t, &outer);
+            }
+            ASSERT_EQ_U(atomic_load(&outer.runs), 1);
+        }
+        ASSERT_EQ_P(t->top, t->base);
+        ASSERT_EQ_P(t->bottom, t->base);
+    }
+}
+
+void test_value_taken(void)
+{
+    static const unsigned threads[] = {2, 4};
+    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+        clove_pool *p = make_pool(threads[k], 1);
+        unsigned rounds = (unsigned)scaled(400, 40);
+        ASSERT_OK(clove_pool_run(p, value_taken_fn, &rounds));
+        clove_stats st;
+        ASSERT_OK(clove_pool_stats(p, &st, NULL, 0));
+        test_log("value_taken threads=%u: ran %" PRIu64 " shared jobs, reclaimed %" PRIu64
+                 "\n", threads[k], st.ran, st.reclaimed);
+        ASSERT(st.ran > 0);
+        clove_pool_destroy(p);
+    }
+}
+
+/* Both forms mixed in one task, nested: each join pops its own record. */
+static int64_t mixed_value_fn(clove_task *t, void *arg)
+{
+    (void)t;
+    return (int64_t)mix64((uint64_t)(uintptr_t)arg);
+}
+
+static void mixed_fn(clove_task *t, void *arg)
+{
+    (void)arg;
+    for (unsigned round = 0; round < 200; round++) {
+        struct slot_job sj;
+        uint64_t out = 0;
+        _Atomic uint32_t runs = 0;
+        sj = (struct slot_job){&out, index_value(round, 7), &runs};
+        clove_future a, b, c;
+        clove_fork(t, &a, slot_job_fn, &sj);
+        clove_fork_value(t, &b, mixed_value_fn, (void *)(uintptr_t)(round + 1));
+        clove_fork_value(t, &c, mixed_value_fn, (void *)(uintptr_t)(round + 1000));
+        int64_t rc = 0, rb = 0;
+        if (!clove_join_value(t, &c, &rc))
+            rc = mixed_value_fn(t, (void *)(uintptr_t)(round + 1000));
+        if (!clove_join_value(t, &b, &rb))
+            rb = mixed_value_fn(t, (void *)(uintptr_t)(round + 1));
+        if (!clove_join(t, &a))
+            slot_job_fn(t, &sj);
+        ASSERT_EQ_U((uint64_t)rc, mix64(round + 1000));
+        ASSERT_EQ_U((uint64_t)rb, mix64(round + 1));
+        ASSERT_EQ_U(out, index_value(round, 7));
+        ASSERT_EQ_U(atomic_load(&runs), 1);
+        ASSERT_EQ_P(t->top, t->base);
+    }
+}
+
+void test_value_mixed_forms(void)
+{
+    static const unsigned threads[] = {1, 3};
+    for (size_t k = 0; k < 2; k++) {
+        clove_pool *p = make_pool(threads[k], 1);
+        ASSERT_OK(clove_pool_run(p, mixed_fn, NULL));
+        clove_pool_destroy(p);
+    }
+}
+
+/* A pool whose stack_size asks for more than CLOVE_JOB_STACK_DEPTH records
+ * gets job stacks that deep: more unjoined forks than the default depth
+ * (flat, from one frame: a heap array of futures) all fit. */
+static void beyond_default_depth_fn(clove_task *t, void *arg)
+{
+    size_t n = *(size_t *)arg;
+    ASSERT_GE_U((uint64_t)(t->limit - t->base), n);
+    clove_future *fs = malloc(n * sizeof *fs);
+    ASSERT(fs != NULL);
+    for (size_t i = 0; i < n; i++)
+        clove_fork_value(t, &fs[i], mixed_value_fn, (void *)(uintptr_t)i);
+    ASSERT_EQ_P(t->top, t->base + n);
+    uint64_t sum = 0, expect = 0;
+    for (size_t i = n; i-- > 0;) {
+        int64_t r;
+        if (!clove_join_value(t, &fs[i], &r))
+            r = mixed_value_fn(t, (void *)(uintptr_t)i);
+        sum += (uint64_t)r;
+        expect += mix64(i);
+    }
+    ASSERT_EQ_U(sum, expect);
+    ASSERT_EQ_P(t->top, t->base);
+    free(fs);
+}
+
+void test_joblist_depth_from_stack_size(void)
+{
+    clove_config cfg = {.threads = 1, .stack_size = 2 * CLOVE_JOB_STACK_DEPTH * 32};
+    clove_pool *p = NULL;
+    ASSERT_OK(clove_pool_create(&p, &cfg));
+    size_t n = CLOVE_JOB_STACK_DEPTH + CLOVE_JOB_STACK_DEPTH / 2;
+    ASSERT_OK(clove_pool_run(p, beyond_default_depth_fn, &n));
+    clove_pool_destroy(p);
+}

@@ -131,10 +131,17 @@ void test_external_threads_run(void)
     static const struct {
         unsigned threads, hb;
     } cfgs[] = {{3, 1}, {2, 0}, {1, 1}, {8, 1}};
+    long maps = job_stack_maps();
     for (size_t k = 0; k < sizeof cfgs / sizeof cfgs[0]; k++) {
         clove_pool *p = make_pool(cfgs[k].threads, cfgs[k].hb);
         external_threads_on(p, rounds);
+        /* Threads inside at once mapped more job stacks: kept as spares,
+         * at most one per thread that was ever inside at once. */
+        long during = job_stack_maps();
+        if (maps >= 0)
+            ASSERT(during - maps <= (long)(cfgs[k].threads - 1 + NEXT + 1));
         clove_pool_destroy(p);
+        ASSERT_EQ_U(job_stack_maps(), maps);
     }
 }
 
@@ -342,6 +349,7 @@ void test_nested_run_other_pool(void)
 void test_create_destroy_cycles(void)
 {
     unsigned base = thread_baseline();
+    long maps = job_stack_maps();
     size_t cycles = scaled(1000, 100);
     struct tree tr;
     tree_build(&tr, 500, SHAPE_RANDOM, 0xcc);
@@ -362,6 +370,7 @@ void test_create_destroy_cycles(void)
         clove_pool_destroy(p);
     }
     ASSERT_EQ_U(wait_thread_count(base), base);
+    ASSERT_EQ_U(job_stack_maps(), maps); /* every job stack unmapped */
     tree_free(&tr);
 }
 

@@ -1,4 +1,5 @@
-/* test_tree.c - recursive sums over random tree shapes, heartbeat 1 us. */
+/* test_tree.c - recursive sums over random tree shapes, heartbeat 1 us, with
+ * both fork forms (clove_fork and clove_fork_value). */
 #include "test.h"
 
 #include <stdio.h>
@@ -27,8 +28,10 @@ void test_tree_random_shapes(void)
         clove_pool *p = make_pool(threads[k], 1);
         uint64_t before = tree_taken_count();
         for (size_t round = 0; round < scaled(8, 2); round++)
-            for (size_t c = 0; c < ncases; c++)
+            for (size_t c = 0; c < ncases; c++) {
                 run_tree_checked(p, &trees[c]);
+                run_tree_value_checked(p, &trees[c]);
+            }
         uint64_t taken = tree_taken_count() - before;
         if (threads[k] == 1)
             ASSERT_EQ_U(taken, 0);
@@ -45,7 +48,10 @@ void test_tree_random_shapes(void)
         enum tree_shape shape = (enum tree_shape)(i % SHAPE_COUNT);
         size_t n = 1 + (size_t)mix64(i) % scaled(20000, 500);
         tree_build(&tr, n, shape, 0xf00d + i);
-        run_tree_checked(p, &tr);
+        if (i % 2)
+            run_tree_value_checked(p, &tr);
+        else
+            run_tree_checked(p, &tr);
         tree_free(&tr);
     }
     clove_pool_destroy(p);

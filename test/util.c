@@ -152,6 +152,25 @@ size_t list_tids(pid_t *tids, size_t max)
     return n;
 }
 
+long job_stack_maps(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (f == NULL)
+        return -1;
+    const uintptr_t want = CLOVE_JOB_STACK_DEPTH * sizeof(struct clove__job);
+    char line[512];
+    long n = 0;
+    while (fgets(line, sizeof line, f)) {
+        uintptr_t lo, hi;
+        char perms[8];
+        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &lo, &hi, perms) == 3 &&
+            hi - lo == want && perms[0] == 'r' && perms[1] == 'w')
+            n++;
+    }
+    fclose(f);
+    return n;
+}
+
 unsigned thread_count(void)
 {
     return (unsigned)list_tids(NULL, 0);
