@@ -34,8 +34,9 @@
  * The no-runtime variants (frame-record, array-record, array-hb) never
  * share anything: they show what the caller
  * pays for where the fork record lives, which decides how gcc compiles the
- * recursion. clove's job stack is array-hb with one more store (the
- * record's state) and the join testing that word instead of fn. Each variant is checked against n(n+1)/2. For instruction
+ * recursion. clove_fork_value on clove's job stack is array-hb: the
+ * same two stores (fn, arg) and the same test of fn at the join, which
+ * the owner clears when it reserves or shares the record. Each variant is checked against n(n+1)/2. For instruction
  * counts, run it under callgrind with --toggle-collect='run_*' and divide
  * each run_* function's inclusive count by runs x nodes (bench/README.md,
  * "How low a fork can go").

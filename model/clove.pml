@@ -66,7 +66,7 @@
 #endif
 
 /* ---- the fork tree: root forks A and B, A forks C ------------------- */
-/* job/future ids: 0 root (never a future), 1 A, 2 B, 3 C (and, with
+/* job ids: 0 root (never forked), 1 A, 2 B, 3 C (and, with
  * TREE4, 4 D forked by B) */
 #ifdef TREE4
 #define NJ 5
@@ -80,7 +80,7 @@
 #define I_RET  4
 #define I_LEAF 5             /* LONGLEAF: a leaf that never ends */
 
-/* program of each job: OP(j, pc), ARG(j, pc) (the future forked/joined) */
+/* program of each job: OP(j, pc), ARG(j, pc) (the job forked/joined) */
 #ifdef TREE4
 #define OP(j,p) ((j)==0 -> ((p)==0 -> I_FORK : ((p)==1 -> I_FORK : ((p)==2 -> I_TICK : \
                 ((p)==3 -> I_JOIN : ((p)==4 -> I_JOIN : I_RET))))) : \
@@ -101,14 +101,15 @@
                  ((j)==1 -> ((p)<=1 -> 3 : 0) : 0))
 #endif
 
-/* ---- future states (fst): the tag of future->u.state ---------------- */
-/* F_RESERVED: in task->reserve (prev == NULL, not in the list) */
+/* ---- record states (fst): the tag of struct clove__job.state -------- */
+/* F_RESERVED: in task->reserve (fn == NULL, below bottom: off the queue) */
 #define F_NONE   0
-#define F_QUEUED 1           /* in the owner's job list (prev != NULL) */
+#define F_QUEUED 1           /* in the owner's queue: fn != NULL, [bottom, top) */
 #define F_SHARED 2           /* CLOVE__TAG_SHARED: in the ring */
 #define F_TAKEN  3           /* CLOVE__TAG_TAKEN */
 #define F_DONE   4           /* CLOVE__TAG_DONE */
-#define F_JOINED 5           /* CLOVE__STATE_JOINED */
+#define F_JOINED 5           /* joined: CLOVE__TAG_FREED after the slow path;
+                              * the inline join marks nothing in C */
 #define F_RESERVED 6         /* CLOVE__TAG_RESERVED: in task->reserve */
 
 /* bits of task->heartbeat */
@@ -117,9 +118,9 @@
 
 /* ---- shared state --------------------------------------------------- */
 /* guarded by pool->lock */
-byte fst[NJ];                /* future states */
+byte fst[NJ];                /* record states */
 byte fowner[NJ];             /* ring entry's owner */
-byte fslot[NJ];              /* ring slot of a SHARED future */
+byte fslot[NJ];              /* ring slot of a SHARED record */
 byte rjob[NJ];               /* ring slots: job id, 0 = hole/empty */
 byte rhead, rtail;           /* ring_head, ring_tail (kept trimmed) */
 byte il[NT];                 /* idle list, il[0] = idle_first (LIFO) */
@@ -138,7 +139,7 @@ bit  fwt[NT];                /* the task is blocked in clove__wait(&sleep) */
 byte hbflag[NT];             /* task->heartbeat: BEAT | ARM */
 /* the reserve (lock-free, seq_cst here) */
 byte resv[NT];               /* task->reserve: job id, 0 = NULL */
-byte fseq[NJ];               /* the LIFO sequence number in future->u.state */
+byte fseq[NJ];               /* the LIFO sequence number in the record's state */
 bit  hbl;                    /* the heartbeat thread holds pool->lock across
                               * heartbeat_all (the only critical section
                               * that is more than one step: see README.md) */
@@ -268,7 +269,7 @@ inline check_inv() {
 #define MS_HS1B       32     /* heartbeat_beat: refresh the shadow: load reserve */
 #define MS_HS1C       33     /* ... hint: load idle_count */
 #define MS_ARM1       34     /* rearm: load heartbeat ... */
-#define MS_HS3        35     /* ... the end: reserve the list's oldest or rearm */
+#define MS_HS3        35     /* ... the end: reserve the queue's oldest or rearm */
 #define MS_JSLOW      36     /* clove__join_slow -> join_shared: locked path */
 #define MS_ARM2       37     /* rearm: ... store heartbeat | ARM, then aret */
 #define MS_JCLR       38     /* (BUG_RESERVE_NO_CAS: the plain store) */
@@ -334,7 +335,7 @@ inline wloop_body() {
 }
 
 /* clove__join_slow's loop, lock held, top frame is at JOIN f */
-/* clove__join_slow after the loop: unlock, mark the future joined,
+/* clove__join_slow after the loop: unlock, pop the record (FREED),
  * return true; the caller reads the job's result */
 inline jret_actions() {
     printf("MSC: task %d: join of job %d returns taken\n", me, f);
@@ -391,7 +392,9 @@ proctype Task(byte me)
     byte sp;                          /* frames */
     byte fjob[DEPTH], fpc[DEPTH], fmode[DEPTH], facc[DEPTH];
     bit  fwk[DEPTH];                  /* join_slow's `woken` */
-    byte q[3], qlen;                  /* the task's job list (owner only) */
+    byte q[3], qlen;                  /* the task's queue, [bottom, top) of
+                                       * its job stack, oldest first (owner
+                                       * only) */
     byte wk, wkret;                   /* wake target, continuation */
     byte kret;                        /* continuation after the kick */
     byte slret;                       /* caller of sleep_locked */
@@ -413,7 +416,7 @@ proctype Task(byte me)
     do
     /* ================= job interpreter (owner-only code) ========== */
     :: d_step { ms == MS_JOB && OP(TJ, TP) == I_FORK ->
-        /* clove_fork: append to the list (owner-only), then its tick:
+        /* clove_fork: push on the job stack (owner-only), then its tick:
          * the relaxed load of the heartbeat word; non-zero (BEAT or ARM)
          * calls clove__heartbeat_slow */
         f = ARG(TJ, TP);
@@ -480,7 +483,9 @@ progress_tick:
 #endif
     :: d_step { ms == MS_JOB && OP(TJ, TP) == I_JOIN &&
                 fst[ARG(TJ, TP)] == F_QUEUED ->
-        /* clove_join fast path: prev != NULL, pop; the caller runs it */
+        /* clove_join fast path: fn != NULL (queued), pop (top = the
+         * record; C marks nothing, JOINED is for the final check); the
+         * caller runs it */
         f = ARG(TJ, TP);
         assert(qlen > 0 && q[qlen - 1] == f);
         qlen--; q[qlen] = 0;
@@ -489,14 +494,14 @@ progress_tick:
         f = 0 }
     :: d_step { ms == MS_JOB && OP(TJ, TP) == I_JOIN &&
                 fst[ARG(TJ, TP)] != F_QUEUED ->
-        /* clove_join: prev == NULL, so clove__join_slow. If f is the
+        /* clove_join: fn == NULL, so clove__join_slow. If f is the
          * task's reserve by its shadow (f == t->reserved, owner-local),
          * reserved = NULL and the lock-free claim CAS(reserve, f, NULL):
          * on success the caller runs f (after the re-arm); on failure the
          * heartbeat thread stole it (note_stolen), re-arm, then the locked
          * path. The shadow test is local, so it and the CAS are one step */
         f = ARG(TJ, TP);
-        assert(qlen == 0);    /* LIFO: tail == &head */
+        assert(qlen == 0);    /* LIFO: bottom == top */
         assert(fowner[f] == me);
         if
         :: rsh == f ->
@@ -618,10 +623,10 @@ progress_tick:
 
     /* ================= clove__heartbeat_slow ======================= */
     /* Step 1: v = exchange(heartbeat, 0). Then heartbeat_beat (the fast
-     * path for v == ARM, no reserve, list non-empty reserves at once,
+     * path for v == ARM, no reserve, queue non-empty reserves at once,
      * which is what heartbeat_beat does too: it is not separate here).
      * hs_decide: the owner-local part of the step-2 hint (reserved != NULL
-     * or the list is not empty); the shared part is MS_HS1C */
+     * or the queue is not empty); the shared part is MS_HS1C */
 #define HS_DECIDE \
         if \
         :: (hv & BEAT) && (rsh != 0 || qlen > 0) -> ms = MS_HS1C \
@@ -668,7 +673,7 @@ progress_tick:
     :: d_step { ms == MS_HS2 && hbl == 0 ->
         if
         :: nidle > 0 ->      /* idle_first != NULL (the ring is never full) */
-            /* the reserve first (it is older than the list): reserved =
+            /* the reserve first (it is older than the queue): reserved =
              * NULL and CAS(reserve, f, NULL), which fails if the heartbeat
              * thread took it since MS_HS1B; the reserve keeps its sequence
              * number */
@@ -685,12 +690,13 @@ progress_tick:
                 fi
             :: else -> skip
             fi;
-            /* else the list's oldest, if the list is not empty (gets
+            /* else the queue's oldest, if the queue is not empty (gets
              * sequence nshared++) */
             if
 #ifdef BUG_SHARE_EMPTY_LIST
             /* BUG: the spec's wording, "else the list's oldest", even when
-             * the list is empty (unlink_oldest would unlink the list head) */
+             * the queue is empty (take_oldest would take the free record
+             * at top) */
             :: f == 0 -> assert(qlen > 0);
 #else
             :: f == 0 && qlen > 0 ->
@@ -725,8 +731,8 @@ progress_tick:
         :: else -> ms = MS_HS3
         fi;
         check_inv() }
-    /* heartbeat_beat's end: if reserved == NULL, then if the list is not
-     * empty, reserve_oldest: unlink it, RESERVED with sequence nshared++,
+    /* heartbeat_beat's end: if reserved == NULL, then if the queue is not
+     * empty, reserve_oldest: take_oldest, RESERVED with sequence nshared++,
      * reserved = f and a release store of reserve (one step: the rest is
      * owner-local); otherwise rearm */
     :: d_step { ms == MS_HS3 ->
@@ -1230,7 +1236,7 @@ ltl lostkick { []<> !(rin > 0 && nidle > 0 && hbw == 1) }
 #ifdef LTL_LEAF
 /* property 6: a long leaf does not strand its owner's work. The root
  * stops forking and ticking for ever after its second fork (LONGLEAF): if
- * it had anything queued or reserved at that point (leafq: its list and
+ * it had anything queued or reserved at that point (leafq: its queue and
  * reserve when it enters the leaf, plus what the heartbeat thread stole
  * from it since its last fork or tick), another task eventually runs one
  * of those jobs. */

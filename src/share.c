@@ -207,15 +207,22 @@ static bool ring_pop(clove_pool *p, struct clove__entry *e)
  *     (the probe, heartbeat_main).
  *   - The owner's handler, sharing at a beat, also claims its reserve by CAS
  *     (under the lock) and shares it first: it is older than anything in
- *     the list.
+ *     the queue.
  * Exactly one CAS wins, and only the winner touches f's fields afterwards
  * (the loser's CAS compares t->reserve, never f): so each reserved job runs
  * exactly once, and f's memory is not touched after its join returns.
  * When the owner's claim fails, it takes the lock, where the thief's SHARED
  * state is already visible (the thief held the lock across its CAS and
- * that store), and proceeds as for any shared future.
- * Model: MS_HS1..MS_HS3 (the handler), MS_JARM (the join's claim) and the
- * heartbeat thread's steal steps (hs 1..4) in model/clove.pml.
+ * that store), and proceeds as for any shared record.
+ * Record addresses are reused: the next fork at the same depth writes the
+ * same record, so a thief that loaded t->reserve before the owner claimed
+ * it back and reserved a new fork there can win its CAS on the new one.
+ * That is what it wants (the task's current oldest fork): it reads nothing
+ * of f before its CAS, and the CAS (acquire) reads the owner's release
+ * store of the new reserve, so it sees the new fork's fields.
+ * Model: MS_HS1..MS_HS3 (the handler), the I_JOIN slow path (the join's
+ * claim) and the heartbeat thread's steal steps (hs 1..5) in
+ * model/clove.pml.
  */
 
 /* t has no reserve: make its next fork take the slow path and reserve.
@@ -489,10 +496,9 @@ bool clove__run_one_locked(clove_task *t)
 static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *f, bool value,
                                         const void *site);
 
-CLOVE__NORETURN static CLOVE__NOINLINE void lifo_misuse(const void *site)
+CLOVE__NORETURN static CLOVE__NOINLINE void lifo_misuse(const char *call, const void *site)
 {
-    clove__misuse("clove_join", "joins are out of LIFO order (join the most recent fork first)",
-                  site);
+    clove__misuse(call, "joins are out of LIFO order (join the most recent fork first)", site);
 }
 
 CLOVE__NORETURN static CLOVE__NOINLINE void kind_misuse(bool value, const void *site)
@@ -537,7 +543,7 @@ bool clove__join_slow(clove_task *t, struct clove__job *f, bool value)
             if (((f->state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) !=
                     ((t->nshared - 1) & CLOVE__SEQ_MASK) ||
                 queued(t) || f + 1 != t->bottom)
-                lifo_misuse(CLOVE__CALLER());
+                lifo_misuse(value ? "clove_join_value" : "clove_join", CLOVE__CALLER());
             if (kind_differs(f, value))
                 kind_misuse(value, CLOVE__CALLER());
             pop_to(t, f);
@@ -554,9 +560,14 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *f, boo
                                         const void *site)
 {
     clove_pool *p = t->pool;
+    const char *call = value ? "clove_join_value" : "clove_join";
+    /* A record joined through the slow path is left FREED at top (it is
+     * the owner's alone): joining it again is the second join. */
+    if (f == t->top && (f->state & CLOVE__TAG_MASK) == CLOVE__TAG_FREED)
+        clove__misuse(call, "this future was already joined", site);
     /* Only records in t's job stack below its top can be t's forks. */
     if (f < t->base || f >= t->top)
-        clove__misuse("clove_join", "this future was never forked (or its memory was overwritten)",
+        clove__misuse(call, "this future was never forked (or its memory was overwritten)",
                       site);
     /* A shared record (possibly our reserve, shared by the heartbeat
      * thread: it made that CAS and the SHARED store under the lock). Its
@@ -565,14 +576,14 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *f, boo
     uintptr_t state = f->state;
     uintptr_t tag = state & CLOVE__TAG_MASK;
     if (tag == CLOVE__TAG_FREED)
-        clove__misuse("clove_join", "this future was already joined", site);
+        clove__misuse(call, "this future was already joined", site);
     if (p->nworkers == 0 ||
         (tag != CLOVE__TAG_SHARED && tag != CLOVE__TAG_TAKEN && tag != CLOVE__TAG_DONE))
-        clove__misuse("clove_join", "this future was never forked (or its memory was overwritten)",
+        clove__misuse(call, "this future was never forked (or its memory was overwritten)",
                       site);
     if (((state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) != ((t->nshared - 1) & CLOVE__SEQ_MASK) ||
         t->nshared == 0 || queued(t) || f + 1 != t->bottom)
-        lifo_misuse(site);
+        lifo_misuse(call, site);
     if (kind_differs(f, value))
         kind_misuse(value, site);
 

@@ -161,6 +161,9 @@ unsigned thread_count(void);
  * must give back every job stack they mapped. Other mappings of that size
  * are unlikely but would only need to stay put during a test. */
 long job_stack_maps(void);
+/* release_join.c: the joins as compiled with CLOVE_DEBUG 0. */
+bool release_join(clove_task *t, clove_future *f);
+bool release_join_value(clove_task *t, clove_future *f, int64_t *result);
 /* The thread count to come back to: starts (and joins) one plain thread
  * first, so that helper threads a sanitizer runtime starts with the first
  * pthread_create (ThreadSanitizer's background thread) are counted in. */

@@ -134,6 +134,36 @@ static void m_join_twice_taken(clove_task *t, void *arg)
     (void)clove_join(t, &f);
 }
 
+/* The same, joined by code built without the debug checks: the second
+ * join is caught by the library's slow path (the first left the record
+ * FREED), in every build. */
+static void m_join_twice_taken_release(clove_task *t, void *arg)
+{
+    (void)arg;
+    clove_future f;
+    clove_fork(t, &f, started_fn, NULL);
+    tick_until_started(t);
+    ASSERT(release_join(t, &f));
+    (void)release_join(t, &f);
+}
+
+static int64_t started_value_fn(clove_task *t, void *arg)
+{
+    started_fn(t, arg);
+    return 7;
+}
+
+/* A clove_fork_value job taken elsewhere, joined with the wrong form by
+ * code built without the debug checks. */
+static void m_join_of_fork_value_taken_release(clove_task *t, void *arg)
+{
+    (void)arg;
+    clove_future f;
+    clove_fork_value(t, &f, started_value_fn, NULL);
+    tick_until_started(t);
+    (void)release_join(t, &f);
+}
+
 static void m_join_out_of_order(clove_task *t, void *arg)
 {
     (void)arg;
@@ -342,6 +372,11 @@ static const struct misuse_case cases[] = {
     /* Aborts in every build; the exact message is checked separately by
      * misuse_join_twice_taken_message (see there). */
     {"join_twice_taken", m_join_twice_taken, 2, "clove: misuse in clove_join: ", 0, 0},
+    {"join_twice_taken_release", m_join_twice_taken_release, 2,
+     "clove_join: this future was already joined", 0, 0},
+    {"join_of_fork_value_taken_release", m_join_of_fork_value_taken_release, 2,
+     "clove_join: this future was forked with clove_fork_value (join it with clove_join_value)",
+     0, 0},
     {"join_out_of_order_1", m_join_out_of_order, 1,
      "clove_join: this future is not the most recent unjoined fork", 0, 0},
     /* Here a heartbeat may share the older future first: either check

@@ -1,0 +1,18 @@
+/*
+ * release_join.c - clove_join and clove_join_value as code built without
+ * the debug checks calls them (CLOVE_DEBUG 0 in this file only), so that
+ * test_misuse.c can check what the library's own slow path reports,
+ * whatever CLOVE_DEBUG the rest of the tests use.
+ */
+#define CLOVE_DEBUG 0
+#include "test.h"
+
+bool release_join(clove_task *t, clove_future *f)
+{
+    return clove_join(t, f);
+}
+
+bool release_join_value(clove_task *t, clove_future *f, int64_t *result)
+{
+    return clove_join_value(t, f, result);
+}
