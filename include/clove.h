@@ -431,11 +431,12 @@ struct clove_task {
                                         * until joined or shared */
     CLOVE__ATOMIC_U64 stolen_ns;       /* when the heartbeat thread last took
                                         * the reserve (for the trace) */
-    uint64_t run_ns;                   /* clove_pool_run's task: when the run
-                                        * began (clove__now_ns; 0 in pools
-                                        * without workers and for workers).
-                                        * Pool lock: set at registration,
-                                        * read by heartbeat_all's age gate */
+    uint64_t run_ns;                   /* clove_pool_run's task: when the
+                                        * heartbeat thread first saw the run
+                                        * (0 until then, and for workers).
+                                        * Pool lock: reset at registration,
+                                        * set and read by heartbeat_all's
+                                        * age gate */
 };
 
 static inline unsigned clove_worker_index(const clove_task *t)

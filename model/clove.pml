@@ -988,9 +988,10 @@ inline hb_next() {
     do
     :: hw <= NW && (idle[hw] || (hw == 0 && !reg0)) -> hw++
     /* The run-age gate (src/pool.c HB_RUN_AGE_DIV): this pass skips the
-     * run's task as young (gate: chosen at the loop head, since a d_step
-     * cannot choose). With no clock, any of a run's first YOUNG_SKIPS
-     * passes may. */
+     * run's task as not yet known for a quarter interval (gate: chosen at
+     * the loop head, since a d_step cannot choose). With no clock, any of
+     * a run's first YOUNG_SKIPS passes may (in C: the pass that first
+     * finds it and a probe within the quarter). */
     :: hw == 0 && reg0 && !idle[0] && gate && young0 > 0 ->
        hw++; young0--; gate = 0
     :: !(hw <= NW && (idle[hw] || (hw == 0 && !reg0))) &&

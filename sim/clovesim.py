@@ -973,10 +973,13 @@ class Sim:
             self.hb_asleep = False
             self.hb_gen += 1
             first = self.hb_phase
-            # the run is the only busy task: a pass that finds it younger
-            # than interval / run_age_div skips it, so the next pass beats
-            if self.run_age_div and first < self.H / self.run_age_div:
-                first += self.period
+            # the run is the only busy task: the pass that first finds it
+            # stamps it and skips it, and a gate pass interval /
+            # run_age_div later beats it (src/pool.c heartbeat_all; until
+            # 2026-12-01 a clock read per run: a pass under that age
+            # skipped it and the next pass beat it)
+            if self.run_age_div:
+                first += self.H / self.run_age_div
             self.push(first, EV_BEAT, None, self.hb_gen)
         if self.P > 1:
             self.push(self.sample_dt / 2, EV_SAMPLE)

@@ -34,9 +34,17 @@
 /* The probe after a beat on a kick comes interval / HB_PROBE_DIV later:
  * the time a loop takes to answer (its chunks last interval/8). */
 #define HB_PROBE_DIV 8
-/* A clove_pool_run is beaten only once it has lasted interval /
- * HB_RUN_AGE_DIV (see heartbeat_all). */
+/* A clove_pool_run is beaten only once the heartbeat thread has known it
+ * for interval / HB_RUN_AGE_DIV (see heartbeat_all). */
 #define HB_RUN_AGE_DIV 4
+
+/* Kinds of pass over the tasks (heartbeat_all). */
+enum hb_pass {
+    HB_PASS_BEAT,  /* steal from the unanswered, beat everyone old enough */
+    HB_PASS_PROBE, /* steal from the unanswered, no new beat */
+    HB_PASS_GATE,  /* beat only the runs first seen at `seen` or since */
+    HB_PASS_STAMP  /* only note the runs not seen yet */
+};
 
 static _Thread_local clove_task *tls_current;
 
@@ -158,38 +166,62 @@ static void *worker_main(void *arg)
  * for the reserve's sake (a steal before them must be visible to an owner
  * that sees them, share.c); the flag itself carries no data.
  *
- * probe: a second look shortly after a beat (heartbeat_main): steal from
- * the tasks that have not answered it yet, and store no new BEAT.
+ * HB_PASS_PROBE: a second look shortly after a beat (heartbeat_main):
+ * steal from the tasks that have not answered it yet, and store no new
+ * BEAT. HB_PASS_GATE and HB_PASS_STAMP: see below.
  *
- * A clove_pool_run's task younger than a quarter interval is skipped: it
- * is neither beaten nor stolen from. Passes come once per interval while
- * runs go on, whenever the runs began, so without this a pass landed in
- * whichever short run was in progress: short runs issued back to back
- * (each a few microseconds) paid one share, one wake-up and one reclaim per
- * interval for nothing, 7 % on the 1000-node tree at 2 threads
- * (bench/README.md). So a run shorter than a quarter interval is never
- * shared, and a longer one gets its first beat a quarter to one and a
- * quarter intervals after it began (an interval after it, when its start
- * woke this thread: heartbeat_main). Workers are not gated: they are busy
- * only with work shared from a run old enough. */
-static void heartbeat_all(clove_pool *p, bool probe)
+ * A clove_pool_run's task is skipped (neither beaten nor stolen from)
+ * until this thread has known it for a quarter interval. Passes come once
+ * per interval while runs go on, whenever the runs began, so without this
+ * a pass landed in whichever short run was in progress: short runs issued
+ * back to back (each a few microseconds) paid one share, one wake-up and
+ * one reclaim per interval for nothing, 7 % on the 1000-node tree at 2
+ * threads (bench/README.md). The first pass that finds a run stamps it
+ * (run_ns = now) and skips it; if that pass was a beat, heartbeat_main
+ * makes a GATE pass a quarter interval later, which beats the runs it
+ * stamped that are still in progress; other passes treat a run stamped at
+ * least a quarter interval ago like any task. So a run shorter than a
+ * quarter interval is never shared, and a longer one gets its first beat
+ * a quarter to one and a quarter intervals after it began (an interval
+ * after it, when its start woke this thread: heartbeat_main stamps it on
+ * waking). clove_pool_run reads no clock for this (a clock read cost each
+ * run 35 ns here, 1.7 % of a 1000-node run). Workers are not gated: they
+ * are busy only with work shared from a run old enough.
+ *
+ * Returns the pass's time if it stamped a run (for the GATE pass to come),
+ * else 0. */
+static uint64_t heartbeat_all(clove_pool *p, enum hb_pass pass, uint64_t seen)
 {
-    const uint64_t now = clove__now_ns();
+    /* Never 0: run_ns == 0 means "not seen yet". */
+    const uint64_t now = clove__now_ns() | 1;
     const uint64_t min_age = (uint64_t)p->heartbeat_us * 1000u / HB_RUN_AGE_DIV;
+    uint64_t stamped = 0;
     /* Tasks taken off the idle list to run a reserve shared here; woken
      * after unlocking. At most one per idle task, so bounded by threads
      * plus the registered tasks; a small batch, flushed when full. */
     clove_task *wake[16];
     unsigned nwake = 0;
     clove__lock(p);
-    for (clove_task *w = p->workers, *end = p->workers + p->nworkers, *r = p->registered;;) {
+    clove_task *w = p->workers, *end = p->workers + p->nworkers;
+    if (pass == HB_PASS_GATE || pass == HB_PASS_STAMP)
+        w = end; /* runs only */
+    for (clove_task *r = p->registered;;) {
         clove_task *t;
         if (w < end) {
             t = w++;
         } else if (r != NULL) {
             t = r, r = r->reg_next;
-            /* Signed: a run registered after `now` was read is young. */
-            if ((int64_t)(now - t->run_ns) < (int64_t)min_age)
+            if (t->run_ns == 0) {
+                t->run_ns = now; /* first seen: skipped this time */
+                stamped = now;
+                continue;
+            }
+            if (pass == HB_PASS_STAMP)
+                continue;
+            /* Seen a quarter interval ago at least; a GATE pass only
+             * beats those first seen at `seen` or since (the others
+             * had their beat at the pass before). */
+            if (now - t->run_ns < min_age || (pass == HB_PASS_GATE && t->run_ns < seen))
                 continue;
         } else {
             break;
@@ -198,8 +230,10 @@ static void heartbeat_all(clove_pool *p, bool probe)
             continue;
         /* BEAT still set: no fork and no tick since the last beat. Share
          * its reserve for it. (A task that answers shares by itself, its
-         * reserve first, and spares this thread the wake-up calls.) */
-        if (atomic_load_explicit(&t->heartbeat, memory_order_relaxed) & CLOVE__HB_BEAT) {
+         * reserve first, and spares this thread the wake-up calls.) A GATE
+         * pass only beats: its runs have not been beaten yet. */
+        if (pass != HB_PASS_GATE &&
+            (atomic_load_explicit(&t->heartbeat, memory_order_relaxed) & CLOVE__HB_BEAT)) {
             clove_task *k = clove__steal_locked(t);
             if (k != NULL) {
                 wake[nwake++] = k;
@@ -214,12 +248,13 @@ static void heartbeat_all(clove_pool *p, bool probe)
                 }
             }
         }
-        if (!probe)
+        if (pass != HB_PASS_PROBE)
             atomic_store_explicit(&t->heartbeat, CLOVE__HB_BEAT, memory_order_release);
     }
     clove__unlock(p);
     for (unsigned i = 0; i < nwake; i++)
         clove__wake_one(&wake[i]->sleep);
+    return stamped;
 }
 
 /* Whether a heartbeat can do any good: some clove_pool_run is in progress
@@ -255,6 +290,21 @@ void clove__hb_kick(clove_pool *p)
         clove__wake_one(&p->hb_asleep);
 }
 
+/* A pass stamped runs it saw for the first time at `seen`, `spent` ns
+ * ago: beat those still in progress a quarter interval after `seen` (the
+ * GATE pass; heartbeat_all; runs stamped since wait for the next pass). Returns the time waited, which the caller
+ * takes off its next interval, so that beats keep coming once per
+ * interval. */
+static uint64_t gate(clove_pool *p, uint64_t seen, uint64_t spent)
+{
+    const uint64_t quarter = (uint64_t)p->heartbeat_us * 1000u / HB_RUN_AGE_DIV;
+    uint64_t wait = quarter > spent ? quarter - spent : 0;
+    clove__wait(&p->stopping, 0, wait);
+    if (hb_useful(p))
+        (void)heartbeat_all(p, HB_PASS_GATE, seen);
+    return wait;
+}
+
 /* Model: HB in model/clove.pml; PROGRESS_BEAT checks it never spins
  * without a useful beat. */
 static void *heartbeat_main(void *arg)
@@ -270,6 +320,7 @@ static void *heartbeat_main(void *arg)
     uint64_t last_runs = atomic_load_explicit(&p->runs, memory_order_relaxed);
     unsigned quiet = 0;
     uint64_t last_beat = 0; /* clove__now_ns() of the last heartbeat_all */
+    uint64_t waited = 0;    /* of the next interval, already spent on a gate */
     while (!atomic_load_explicit(&p->stopping, memory_order_acquire)) {
         uint64_t runs = atomic_load_explicit(&p->runs, memory_order_relaxed);
         bool active = (uint32_t)runs != 0 || runs != last_runs;
@@ -287,9 +338,14 @@ static void *heartbeat_main(void *arg)
             bool began = (now_runs >> 32) != (last_runs >> 32);
             last_runs = now_runs;
             /* A run began: its first beat an interval from now (so a run
-             * shorter than an interval wakes nobody). */
-            if (!busy || began)
+             * shorter than an interval wakes nobody). Stamp it now, so
+             * that the pass an interval from now finds it old enough. */
+            if (!busy || began) {
+                if (began)
+                    (void)heartbeat_all(p, HB_PASS_STAMP, 0);
+                waited = 0;
                 continue;
+            }
             /* Every task was busy and one went idle during the run: it
              * waits for work that only a beat can hand out. Beat now, not
              * an interval from now - but never sooner than an interval
@@ -301,20 +357,30 @@ static void *heartbeat_main(void *arg)
             uint64_t since = clove__now_ns() - last_beat;
             if (since < interval_ns)
                 clove__wait(&p->stopping, 0, interval_ns - since);
+            waited = 0;
             if (!hb_useful(p))
                 continue;
-            heartbeat_all(p, false);
+            uint64_t seen = heartbeat_all(p, HB_PASS_BEAT, 0);
             last_beat = clove__now_ns();
             clove__wait(&p->stopping, 0, interval_ns / HB_PROBE_DIV);
-            if (hb_useful(p))
-                heartbeat_all(p, true);
+            if (hb_useful(p)) {
+                uint64_t probe_seen = heartbeat_all(p, HB_PASS_PROBE, 0);
+                if (seen == 0)
+                    seen = probe_seen;
+            }
+            if (seen != 0)
+                waited = gate(p, seen, interval_ns / HB_PROBE_DIV);
             continue;
         }
-        /* Sleep one interval; destroy wakes us early through stopping. */
-        clove__wait(&p->stopping, 0, interval_ns);
+        /* Sleep one interval (less what a gate took of it); destroy wakes
+         * us early through stopping. */
+        clove__wait(&p->stopping, 0, interval_ns - waited);
+        waited = 0;
         if (hb_useful(p)) {
-            heartbeat_all(p, false);
+            uint64_t seen = heartbeat_all(p, HB_PASS_BEAT, 0);
             last_beat = clove__now_ns();
+            if (seen != 0)
+                waited = gate(p, seen, 0);
         }
     }
     return NULL;
@@ -630,9 +696,6 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
 
     clove_task t;
     struct clove__slot own; /* counters when the index is >= nthreads */
-    /* The run's age gates its heartbeats (heartbeat_all); read before the
-     * lock, so that the clock is not read while holding it. */
-    uint64_t start_ns = p->nworkers > 0 ? clove__now_ns() : 0;
     clove__lock(p);
     struct clove__job *jobs = spare_pop_locked(p);
     if (jobs == NULL) {
@@ -645,7 +708,6 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
         clove__lock(p);
     }
     clove__task_init(&t, p, external_index_locked(p), jobs);
-    t.run_ns = start_ns;
     if (t.slot == NULL) {
         for (int k = 0; k < CLOVE__NSTATS; k++)
             atomic_init(&own.c[k], 0);
