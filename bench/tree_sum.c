@@ -24,7 +24,7 @@
  * trees one sample times a batch of runs and divides (see --batch).
  *
  * Usage: tree_sum [-n NODES]... [-t THREADS]... [--baseline] [--split]
- *                 [--peers] [--impl IMPL]... [--only IMPL] [--reps R]
+ *                 [--split-min NODES] [--peers] [--impl IMPL]... [--only IMPL] [--reps R]
  *                 [--batch B] [--min-time S] [--peer-time S] [--peer-reps P]
  *                 [--warmup W] [--heartbeat US] [--csv FILE] [--raw FILE]
  *                 [--quick]
@@ -219,7 +219,8 @@ static unsigned long parse_ul(const char *opt, const char *s, unsigned long max)
 static void usage(void)
 {
     fputs("usage: tree_sum [-n NODES]... [-t THREADS]... [--baseline] [--split]\n"
-          "                [--peers] [--impl IMPL]... [--only IMPL] [--reps R]\n"
+          "                [--split-min NODES] [--peers] [--impl IMPL]...\n"
+          "                [--only IMPL] [--reps R]\n"
           "                [--batch B] [--min-time SECONDS] [--peer-time SECONDS]\n"
           "                [--peer-reps P] [--warmup W] [--heartbeat US]\n"
           "                [--csv FILE] [--raw FILE] [--quick]\n"
@@ -228,6 +229,9 @@ static void usage(void)
           "  -t THREADS    clove / peer thread count (repeatable; default 1 and 2)\n"
           "  --baseline    include the sequential baseline\n"
           "  --split       include the root split by hand onto two pthreads\n"
+          "  --split-min NODES  but not for trees smaller than this (there it\n"
+          "                times pthread_create, ~50 us, and disturbs the\n"
+          "                samples after it)\n"
           "  --peers       include every peer runtime this binary was built with\n"
           "                (a peer that was not built is reported, not run)\n"
           "  --impl IMPL   include this implementation (repeatable; clove is\n"
@@ -257,6 +261,7 @@ int main(int argc, char **argv)
     unsigned long sizes[MAX_LIST], threads[MAX_LIST];
     size_t nsizes = 0, nthreads = 0;
     bool want_baseline = false, want_split = false, quick = false;
+    unsigned long split_min = 0; /* --split-min: no split below this size */
     int only = -1;
     bool want_peer[NIMPL] = { false }, explicit_peer[NIMPL] = { false };
     unsigned long reps = 0, batch_opt = 0, warmup = 1, heartbeat = 0, peer_reps = 0;
@@ -280,6 +285,8 @@ int main(int argc, char **argv)
             want_baseline = true;
         } else if (!strcmp(a, "--split")) {
             want_split = true;
+        } else if (!strcmp(a, "--split-min")) {
+            split_min = parse_ul("--split-min", NEXT(), 1ul << 40);
         } else if (!strcmp(a, "--peers")) {
             want_peer[IMPL_OMP] = want_peer[IMPL_TBB] = true;
         } else if (!strcmp(a, "--only") || !strcmp(a, "--impl")) {
@@ -451,6 +458,20 @@ int main(int argc, char **argv)
 
     for (size_t si = 0; si < nsizes; si++) {
         const int64_t n = (int64_t)sizes[si];
+        /* The split below --split-min nodes is left out: it would time
+         * pthread_create, and its thread's start and exit disturb the
+         * samples after it. It goes last, outside the first nc. */
+        size_t nc = ncfg, split_at = ncfg;
+        for (size_t k = 0; k < ncfg; k++)
+            if (cfg[k].impl == IMPL_SPLIT && (unsigned long)n < split_min)
+                split_at = k;
+        if (split_at < ncfg) {
+            struct config tmp = cfg[split_at];
+            memmove(&cfg[split_at], &cfg[split_at + 1],
+                    (ncfg - split_at - 1) * sizeof cfg[0]);
+            cfg[ncfg - 1] = tmp;
+            nc--;
+        }
         double tb0 = bench_now_ns();
         node *root = tree_build(1, n);
         double tb = bench_now_ns() - tb0;
@@ -467,7 +488,7 @@ int main(int argc, char **argv)
         /* Peers are timed in their (last) warm-up sample: that sample
          * decides how many samples they get (a second calibration sample
          * of OpenMP at 10M nodes and 32 threads would cost seconds). */
-        for (size_t k = 0; k < ncfg; k++) {
+        for (size_t k = 0; k < nc; k++) {
             cfg[k].est = 0;
             for (unsigned long w = 0; w < warmup; w++)
                 cfg[k].est = sample(&cfg[k], root, n, batch);
@@ -479,7 +500,7 @@ int main(int argc, char **argv)
             } else if (any_plain) {
                 double cal[3 * MAX_LIST + 2];
                 size_t ncal = 0;
-                for (size_t k = 0; k < ncfg; k++)
+                for (size_t k = 0; k < nc; k++)
                     if (!is_peer(cfg[k].impl))
                         cal[ncal++] = sample(&cfg[k], root, n, batch);
                 double per = bench_median(cal, ncal);
@@ -488,7 +509,7 @@ int main(int argc, char **argv)
             }
         }
         size_t peer_lo = SIZE_MAX, peer_hi = 0;
-        for (size_t k = 0; k < ncfg; k++) {
+        for (size_t k = 0; k < nc; k++) {
             if (!is_peer(cfg[k].impl)) {
                 cfg[k].want = rounds;
                 continue;
@@ -510,12 +531,12 @@ int main(int argc, char **argv)
             if (w > peer_hi) peer_hi = w;
         }
         if (!rounds) /* peers only */
-            for (size_t k = 0; k < ncfg; k++)
+            for (size_t k = 0; k < nc; k++)
                 if (cfg[k].want > rounds) rounds = cfg[k].want;
-        for (size_t k = 0; k < ncfg; k++)
+        for (size_t k = 0; k < nc; k++)
             if (!is_peer(cfg[k].impl)) cfg[k].want = rounds;
 
-        for (size_t k = 0; k < ncfg; k++) {
+        for (size_t k = 0; k < nc; k++) {
             cfg[k].samples = malloc(cfg[k].want * sizeof(double));
             cfg[k].round = malloc(cfg[k].want * sizeof(size_t));
             if (!cfg[k].samples || !cfg[k].round) die("%s", "out of memory");
@@ -526,7 +547,7 @@ int main(int argc, char **argv)
          * the last round of each of `want` equal stretches). */
         double t0 = bench_now_ns();
         for (size_t r = 0; r < rounds; r++)
-            for (size_t k = 0; k < ncfg; k++) {
+            for (size_t k = 0; k < nc; k++) {
                 size_t w = cfg[k].want;
                 if ((r + 1) * w / rounds == r * w / rounds)
                     continue;
@@ -537,7 +558,7 @@ int main(int argc, char **argv)
         double total = bench_now_ns() - t0;
         if (raw)
             for (size_t r = 0; r < rounds; r++)
-                for (size_t k = 0; k < ncfg; k++)
+                for (size_t k = 0; k < nc; k++)
                     for (size_t i = 0; i < cfg[k].nsamples; i++)
                         if (cfg[k].round[i] == r)
                             fprintf(raw, "%" PRId64 ",%s,%u,%zu,%.4f\n", n,
@@ -564,7 +585,7 @@ int main(int argc, char **argv)
                "median", "min", "max", "vs baseline", "samples");
 
         double base_median = 0;
-        for (size_t k = 0; k < ncfg; k++) {
+        for (size_t k = 0; k < nc; k++) {
             double *v = cfg[k].samples;
             size_t m = cfg[k].nsamples;
             double med = bench_median(v, m);
@@ -593,6 +614,12 @@ int main(int argc, char **argv)
         }
         fflush(stdout);
         tree_destroy(root);
+        if (split_at < ncfg) { /* back in its place for the next size */
+            struct config tmp = cfg[ncfg - 1];
+            memmove(&cfg[split_at + 1], &cfg[split_at],
+                    (ncfg - split_at - 1) * sizeof cfg[0]);
+            cfg[split_at] = tmp;
+        }
     }
 
     for (size_t k = 0; k < ncfg; k++)

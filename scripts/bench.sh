@@ -135,7 +135,7 @@ if ((full)); then
 fi
 
 cmake --build build -j "$jobs" --target tree_sum idle fib uts nqueens loops sort longleaf
-build/bench/tree_sum -n 1000 -n 10000000 "${threads[@]}" \
+build/bench/tree_sum -n 1000 -n 10000000 "${threads[@]}" --split-min 100000 \
   --baseline --split "${args[@]}"
 build/bench/idle
 if ! ((all)); then
