@@ -492,8 +492,7 @@ CLOVE__INLINE void clove_tick(clove_task *t)
 }
 
 /* Push a record (owner only; the fork's half shared by both forms). */
-CLOVE__INLINE struct clove__job *clove__push(clove_task *t, clove_future *f,
-                                             clove_value_fn *fn, void *arg)
+CLOVE__INLINE void clove__push(clove_task *t, clove_future *f, clove_value_fn *fn, void *arg)
 {
     struct clove__job *j = t->top;
     j->fn = fn;
@@ -508,7 +507,25 @@ CLOVE__INLINE struct clove__job *clove__push(clove_task *t, clove_future *f,
      * and branch. */
     if (CLOVE__UNLIKELY(clove__load_relaxed(&t->heartbeat) != 0))
         clove__heartbeat_slow(t);
-    return j;
+}
+
+/* Pop f's record (owner only; the join's half shared by both forms):
+ * NULL when nobody took the job, else the record, whose job ran elsewhere
+ * (out.value holds its result; the record is the owner's again). */
+CLOVE__INLINE struct clove__job *clove__pop(clove_task *t, clove_future *f, bool value)
+{
+#if CLOVE_DEBUG
+    clove__debug_join(t, f, value);
+#endif
+    struct clove__job *j = f->job;
+#if CLOVE_DEBUG
+    f->job = CLOVE__JOINED;
+#endif
+    if (CLOVE__LIKELY(j->fn != NULL)) {
+        t->top = j;
+        return NULL;
+    }
+    return clove__join_slow(t, j, value) ? j : NULL;
 }
 
 /*
@@ -545,8 +562,9 @@ CLOVE__INLINE void clove_fork(clove_task *t, clove_future *f, clove_fn *fn,
                               void *arg)
 {
 #if CLOVE_DEBUG
-    clove__debug_fork(t, f);
+    clove__debug_fork(t, f); /* before f is written: it may be NULL */
 #endif
+    /* Before the push, whose heartbeat check may hand the record out. */
     f->fn = fn;
     f->arg = arg;
     clove__push(t, f, clove__call, f);
@@ -560,18 +578,7 @@ CLOVE__INLINE void clove_fork(clove_task *t, clove_future *f, clove_fn *fn,
  */
 CLOVE__INLINE bool clove_join(clove_task *t, clove_future *f)
 {
-#if CLOVE_DEBUG
-    clove__debug_join(t, f, false);
-#endif
-    struct clove__job *j = f->job;
-#if CLOVE_DEBUG
-    f->job = CLOVE__JOINED;
-#endif
-    if (CLOVE__LIKELY(j->fn != NULL)) {
-        t->top = j;
-        return false;
-    }
-    return clove__join_slow(t, j, false);
+    return clove__pop(t, f, false) != NULL;
 }
 
 /*
@@ -594,22 +601,11 @@ CLOVE__INLINE void clove_fork_value(clove_task *t, clove_future *f, clove_value_
 
 CLOVE__INLINE bool clove_join_value(clove_task *t, clove_future *f, int64_t *result)
 {
-#if CLOVE_DEBUG
-    clove__debug_join(t, f, true);
-#endif
-    struct clove__job *j = f->job;
-#if CLOVE_DEBUG
-    f->job = CLOVE__JOINED;
-#endif
-    if (CLOVE__LIKELY(j->fn != NULL)) {
-        t->top = j;
+    struct clove__job *j = clove__pop(t, f, true);
+    if (j == NULL)
         return false;
-    }
-    if (clove__join_slow(t, j, true)) {
-        *result = j->out.value; /* the record is ours again: nobody writes it */
-        return true;
-    }
-    return false;
+    *result = j->out.value;
+    return true;
 }
 
 /* clove_join2: run a(t, a_arg) and b(t, b_arg), possibly in parallel, and

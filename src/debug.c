@@ -94,9 +94,18 @@ void clove__debug_fork(clove_task *t, clove_future *f)
                       site);
 }
 
+CLOVE__COLD CLOVE__NORETURN void clove__kind_misuse(bool value, const void *site)
+{
+    clove__misuse(clove__join_name(value),
+                  value ? "this future was forked with clove_fork (join it with clove_join)"
+                        : "this future was forked with clove_fork_value (join it with "
+                          "clove_join_value)",
+                  site);
+}
+
 void clove__debug_join(clove_task *t, clove_future *f, bool value)
 {
-    const char *call = value ? "clove_join_value" : "clove_join";
+    const char *call = clove__join_name(value);
     const void *site = CLOVE__CALLER();
     check_task(call, t, site);
     if (f == NULL)
@@ -113,9 +122,5 @@ void clove__debug_join(clove_task *t, clove_future *f, bool value)
      * others). */
     struct clove__job *j = f->job;
     if (j->fn != NULL && (j->fn == clove__call) == value)
-        clove__misuse(call,
-                      value ? "this future was forked with clove_fork (join it with clove_join)"
-                            : "this future was forked with clove_fork_value (join it with "
-                              "clove_join_value)",
-                      site);
+        clove__kind_misuse(value, site);
 }

@@ -11,8 +11,8 @@
  *   it, advancing bottom. [base, bottom) are reserved or shared,
  *   [bottom, top) queued. A record never moves, so another worker can run
  *   a shared one in place and write its result there.
- * - A job stack is one mapping of pool->job_depth records and a guard page
- *   (jobstack.c): the fork checks no capacity. Workers own theirs for the
+ * - A job stack is one mapping of pool->job_depth records between two
+ *   guard pages (jobstack.c): the fork checks no capacity. Workers own theirs for the
  *   pool's life; clove_pool_run takes one from the pool's spares (one is
  *   mapped at creation, more only while several threads are inside at
  *   once) and gives it back.
@@ -43,8 +43,8 @@
  *   has not answered the previous heartbeat, claims the reserve with a
  *   compare-and-swap under the lock and shares it as the owner would have;
  *   the owner claims it back at its join with the same compare-and-swap,
- *   without the lock. The reserved record's state is no longer queued, so
- *   only its join takes the slow path: fork/join stay plain loads and
+ *   without the lock. The reserved record's fn is NULL (moved to out.run),
+ *   so only its join takes the slow path: fork/join stay plain loads and
  *   stores (share.c).
  * The protocol is model-checked with spin: see model/README.md, which maps
  * each part of model/clove.pml to the functions here.
@@ -174,11 +174,11 @@ struct clove_pool {
 
     /* -- pool->lock protects: the ring (ring, ring_head, ring_tail), the
      *    idle list (idle_first, and every task's idle_prev/idle_next/idle),
-     *    the registered list (registered, every task's reg_prev/reg_next;
-     *    external worker indices are handed out from it, see
-     *    external_index_locked), overflow, every task's waiting_on and
-     *    sleep stores, every shared future's u.state, and stopping's
-     *    transition to 1. The heartbeat thread's claim on a task's reserve
+     *    the registered list (registered, every task's reg_prev/reg_next
+     *    and run_ns; external worker indices are handed out from it, see
+     *    external_index_locked), overflow, spare_jobs, every task's
+     *    waiting_on and sleep stores, every shared record's state, and
+     *    stopping's transition to 1. The heartbeat thread's claim on a task's reserve
      *    is made under it (the owner's claim is lock-free: share.c). The
      *    slots' counters are not under it: one writer per slot at a time
      *    (struct clove__slot). ------------------------------------------ */
@@ -193,7 +193,7 @@ struct clove_pool {
                                        * whose index was >= nthreads */
     struct clove__job *spare_jobs; /* job stacks for clove_pool_run, not in
                                     * use; linked through their first
-                                    * record's arg */
+                                    * record's arg (the lock, as above) */
 
     /* Tasks in the idle list. Written under the lock (seq_cst: half of the
      * heartbeat thread's sleep handshake, see hb_sleep in pool.c), read
@@ -238,7 +238,7 @@ static inline void clove__count(clove_task *t, int which, uint64_t v)
                           memory_order_relaxed);
 }
 
-/* jobstack.c: map a job stack of depth records followed by a guard page
+/* jobstack.c: map a job stack of depth records between two guard pages
  * (NULL when out of memory, or under the fault hook's ALLOC), unmap one. */
 struct clove__job *clove__jobs_map(size_t depth);
 void clove__jobs_unmap(struct clove__job *base, size_t depth);
@@ -283,20 +283,22 @@ CLOVE__COLD CLOVE__NORETURN void clove__misuse(const char *call, const char *wha
 #else
 #define CLOVE__CALLER() NULL
 #endif
-/* A function pointer as a code address, for clove__misuse. */
-static inline const void *clove__code_addr(clove_fn *fn)
+/* A function pointer (any type; an lvalue) as a code address, for
+ * clove__misuse. */
+#define clove__code_addr(fn) clove__fn_bytes(&(fn), sizeof(fn))
+static inline const void *clove__fn_bytes(const void *fn, size_t size)
 {
     const void *a = NULL;
-    if (sizeof fn == sizeof a)
-        memcpy(&a, &fn, sizeof a);
+    if (size == sizeof a)
+        memcpy(&a, fn, sizeof a);
     return a;
 }
-static inline const void *clove__value_addr(clove_value_fn *fn)
+/* The public name of a join: clove_join_value when value, else clove_join. */
+static inline const char *clove__join_name(bool value)
 {
-    const void *a = NULL;
-    if (sizeof fn == sizeof a)
-        memcpy(&a, &fn, sizeof a);
-    return a;
+    return value ? "clove_join_value" : "clove_join";
 }
+/* A future joined by the join of the other form (debug.c). */
+CLOVE__COLD CLOVE__NORETURN void clove__kind_misuse(bool value, const void *site);
 
 #endif

@@ -192,8 +192,8 @@ static bool ring_pop(clove_pool *p, struct clove__entry *e)
  *     task starts "armed" (heartbeat = ARM) and re-arms whenever it is left
  *     without a reserve (joined, shared, stolen, or nothing to reserve), so
  *     the first fork into an empty queue reserves at once.
- *   - Because f->state is no longer queued, only f's join leaves the
- *     inline fast path.
+ *   - Because f->fn is NULL now (moved to out.run), only f's join leaves
+ *     the inline fast path.
  *     It claims f back with compare-and-swap(t->reserve, f, NULL) and, if
  *     that succeeds, returns false: the caller runs f, as if nothing had
  *     happened. No lock: one CAS per reserve (about one per top-level fork
@@ -282,7 +282,7 @@ static const void *job_site(clove_value_fn *run, void *arg)
 {
     if (run == clove__call)
         return clove__code_addr(((clove_future *)arg)->fn);
-    return clove__value_addr(run);
+    return clove__code_addr(run);
 }
 
 static inline uintptr_t seq_bits(uint32_t nshared)
@@ -501,15 +501,6 @@ CLOVE__NORETURN static CLOVE__NOINLINE void lifo_misuse(const char *call, const 
     clove__misuse(call, "joins are out of LIFO order (join the most recent fork first)", site);
 }
 
-CLOVE__NORETURN static CLOVE__NOINLINE void kind_misuse(bool value, const void *site)
-{
-    clove__misuse(value ? "clove_join_value" : "clove_join",
-                  value ? "this future was forked with clove_fork (join it with clove_join)"
-                        : "this future was forked with clove_fork_value (join it with "
-                          "clove_join_value)",
-                  site);
-}
-
 static inline bool kind_differs(const struct clove__job *f, bool value)
 {
     return ((f->state & CLOVE__KIND_VALUE) != 0) != value;
@@ -543,9 +534,9 @@ bool clove__join_slow(clove_task *t, struct clove__job *f, bool value)
             if (((f->state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) !=
                     ((t->nshared - 1) & CLOVE__SEQ_MASK) ||
                 queued(t) || f + 1 != t->bottom)
-                lifo_misuse(value ? "clove_join_value" : "clove_join", CLOVE__CALLER());
+                lifo_misuse(clove__join_name(value), CLOVE__CALLER());
             if (kind_differs(f, value))
-                kind_misuse(value, CLOVE__CALLER());
+                clove__kind_misuse(value, CLOVE__CALLER());
             pop_to(t, f);
             rearm(t);
             return false;
@@ -560,7 +551,7 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *f, boo
                                         const void *site)
 {
     clove_pool *p = t->pool;
-    const char *call = value ? "clove_join_value" : "clove_join";
+    const char *call = clove__join_name(value);
     /* A record joined through the slow path is left FREED at top (it is
      * the owner's alone): joining it again is the second join. */
     if (f == t->top && (f->state & CLOVE__TAG_MASK) == CLOVE__TAG_FREED)
@@ -585,7 +576,7 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *f, boo
         t->nshared == 0 || queued(t) || f + 1 != t->bottom)
         lifo_misuse(call, site);
     if (kind_differs(f, value))
-        kind_misuse(value, site);
+        clove__kind_misuse(value, site);
 
     if (tag == CLOVE__TAG_SHARED) {
         /* Nobody took it yet: reclaim it, the caller runs it. */
