@@ -213,9 +213,11 @@ CLOVE_API void clove_pool_destroy(clove_pool *pool);
  * simply calls fn on the current task (a nested call: its forks may be
  * shared as usual). Called from inside a task of another pool, the thread
  * becomes a temporary worker of this pool until fn returns.
+ * A thread that finds no other inside runs on the pool's own entry task
+ * (one compare-and-swap, no lock); others get a task of their own.
  * Returns 0, or without calling fn: EINVAL (pool or fn NULL), ENOMEM (no
  * job stack could be mapped for a thread entering while others are inside;
- * one is kept ready for the first). */
+ * the entry task's is mapped by clove_pool_create). */
 CLOVE_API int clove_pool_run(clove_pool *pool, clove_fn *fn, void *arg);
 
 /* Workers of the pool including the calling thread (config.threads after
@@ -434,9 +436,10 @@ struct clove_task {
     uint64_t run_ns;                   /* clove_pool_run's task: when the
                                         * heartbeat thread first saw the run
                                         * (0 until then, and for workers).
-                                        * Pool lock: reset at registration,
-                                        * set and read by heartbeat_all's
-                                        * age gate */
+                                        * Pool lock: reset at registration
+                                        * (the entry task's: by
+                                        * heartbeat_all at a new run), set
+                                        * and read by its age gate */
 };
 
 static inline unsigned clove_worker_index(const clove_task *t)

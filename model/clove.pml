@@ -257,8 +257,8 @@ inline check_inv() {
 #define MS_DONE1      14     /* run_one_locked after fn: lock, DONE */
 #define MS_DONE_RELOCK 15    /* ... relock after waking the owner */
 #define MS_JRET       16     /* join_slow returns true (after the relay) */
-#define MS_M1         21     /* clove_pool_run: register, run_enter */
-#define MS_M3         23     /* run_leave, unregister */
+#define MS_M1         21     /* clove_pool_run: take the entry task */
+#define MS_M3         23     /* give it back */
 #define MS_M5         25     /* clove_pool_destroy: stop_threads CS */
 #define MS_STOPWAKE   26     /* wake each idle task */
 #define MS_M6         27     /* hb_asleep = 0 */
@@ -880,16 +880,23 @@ progress_tick:
         f = 0 }
 
     /* ================= Main: clove_pool_run, clove_pool_destroy ==== */
-    :: d_step { ms == MS_M1 && hbl == 0 ->
-        /* clove_pool_run: register (a critical section), run_enter
-         * (seq_cst fetch_add), then kick; then fn(t, arg) */
+    :: d_step { ms == MS_M1 ->
+        /* clove_pool_run on the pool's entry task: one seq_cst
+         * compare-and-swap of entry_gen to odd both registers the task
+         * with the heartbeat thread and counts the run (runs_now), with
+         * no lock, so it may fall in the middle of a heartbeat pass; then
+         * the kick; then fn(t, arg). (A thread that finds the entry task
+         * in use registers a task of its own under the lock and then
+         * counts it: a subset of these interleavings.) */
         reg0 = 1; young0 = YOUNG_SKIPS;
         rin++; rst++;
         printf("MSC: run_enter\n");
         push_frame(0, M_ROOT);
         kret = MS_JOB; ms = MS_K1 }
-    :: d_step { ms == MS_M3 && hbl == 0 ->
-        /* run_leave (fetch_sub), then unregister (critical section) */
+    :: d_step { ms == MS_M3 ->
+        /* the release store of the next even entry_gen: the run ends and
+         * the heartbeat thread stops looking at the task, at once and
+         * without the lock (mid-pass too) */
         rin--; reg0 = 0; ms = MS_M5;
         printf("MSC: run_leave\n") }
     :: d_step { ms == MS_M5 && hbl == 0 ->
@@ -968,8 +975,8 @@ progress_tick:
  * only between beats, so weak fairness does not force it). */
 #define LKW(i) (tms[i] == MS_HS2 || tms[i] == MS_JSLOW || \
                 tms[i] == MS_SL4 || tms[i] == MS_DONE1 || \
-                tms[i] == MS_DONE_RELOCK || tms[i] == MS_M1 || \
-                tms[i] == MS_M3 || tms[i] == MS_M5 || tms[i] == MS_W0)
+                tms[i] == MS_DONE_RELOCK || \
+                tms[i] == MS_M5 || tms[i] == MS_W0)
 #ifdef FAIRLOCK
 #if NW == 1
 #define LOCK_FREE_FOR_HB !(LKW(0) || LKW(1))

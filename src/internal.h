@@ -176,7 +176,8 @@ struct clove_pool {
      *    idle list (idle_first, and every task's idle_prev/idle_next/idle),
      *    the registered list (registered, every task's reg_prev/reg_next
      *    and run_ns; external worker indices are handed out from it, see
-     *    external_index_locked), overflow, spare_jobs, every task's
+     *    external_index_locked), entry_seen (not the entry task itself:
+     *    entry_gen below), overflow, spare_jobs, every task's
      *    waiting_on and sleep stores, every shared record's state, and
      *    stopping's transition to 1. The heartbeat thread's claim on a task's reserve
      *    is made under it (the owner's claim is lock-free: share.c). The
@@ -211,7 +212,40 @@ struct clove_pool {
                                  * see hb_sleep and clove__hb_kick) */
     _Atomic uint32_t stopping;  /* 1 once destroy began; also the word the
                                  * heartbeat thread's timed sleep waits on */
+    /* Who uses entry (below), lock-free: even while nobody does, odd while
+     * a clove_pool_run does. That run took it with a compare-and-swap
+     * from even to odd (acquire) and gives it back with a release store
+     * of the next even value, so every run on entry has an odd value of
+     * its own, by which the heartbeat thread tells a new run from the
+     * last one. */
+    _Atomic uint32_t entry_gen;
+
+    /* -- The entry task. ------------------------------------------------ */
+    /* The task of a clove_pool_run that finds entry_gen even: the usual
+     * case of one thread at a time entering again and again costs one
+     * compare-and-swap instead of taking the lock twice to register a task
+     * of its own (threads entering while it is in use do that). Worker
+     * index 0, the pool's first job stack. Its fields are its run's, as a
+     * task's are its owner's, with the same locking; between runs nothing
+     * is queued, reserved or shared on it. The heartbeat thread looks at
+     * it only while entry_gen is odd; entry_seen (the odd value it last
+     * saw) and entry.run_ns are its own, under the lock. On cache lines of
+     * its own: its run writes its first fields at every fork. */
+    _Alignas(CLOVE__CACHE_LINE) clove_task entry;
+    uint32_t entry_seen;
 };
+
+/* clove_pool_run calls in progress (low 32 bits) and begun (high 32 bits,
+ * wrapping), in the layout of p->runs: the registered ones count in
+ * p->runs (run_enter, run_leave), the entry task's in p->entry_gen (odd
+ * while in progress, two more per run). Both loads seq_cst: half of the
+ * heartbeat thread's sleep handshake (hb_sleep in pool.c). */
+static inline uint64_t clove__runs_now(clove_pool *p)
+{
+    uint64_t r = atomic_load(&p->runs);
+    uint32_t g = atomic_load(&p->entry_gen);
+    return r + ((uint64_t)((g >> 1) + (g & 1)) << 32) + (g & 1);
+}
 
 /* Locking helpers: a pthread mutex cannot fail to lock or unlock unless
  * the pool is corrupt, so failures abort. */

@@ -185,7 +185,9 @@ static void *worker_main(void *arg)
  * a quarter to one and a quarter intervals after it began (an interval
  * after it, when its start woke this thread: heartbeat_main stamps it on
  * waking). clove_pool_run reads no clock for this (a clock read cost each
- * run 35 ns here, 1.7 % of a 1000-node run). Workers are not gated: they
+ * run 35 ns here, 1.7 % of a 1000-node run). A run on the entry task is
+ * new when entry_gen holds an odd value this thread has not seen
+ * (entry_seen): its run_ns is reset then. Workers are not gated: they
  * are busy only with work shared from a run old enough.
  *
  * Returns the pass's time if it stamped a run (for the GATE pass to come),
@@ -205,12 +207,23 @@ static uint64_t heartbeat_all(clove_pool *p, enum hb_pass pass, uint64_t seen)
     clove_task *w = p->workers, *end = p->workers + p->nworkers;
     if (pass == HB_PASS_GATE || pass == HB_PASS_STAMP)
         w = end; /* runs only */
+    /* The entry task, while a run uses it: a new run (a new odd value)
+     * has not been seen yet. */
+    uint32_t gen = atomic_load_explicit(&p->entry_gen, memory_order_acquire);
+    clove_task *entry = (gen & 1) ? &p->entry : NULL;
+    if (entry != NULL && gen != p->entry_seen) {
+        p->entry_seen = gen;
+        entry->run_ns = 0;
+    }
     for (clove_task *r = p->registered;;) {
         clove_task *t;
         if (w < end) {
             t = w++;
-        } else if (r != NULL) {
-            t = r, r = r->reg_next;
+        } else if (entry != NULL || r != NULL) {
+            if (entry != NULL)
+                t = entry, entry = NULL;
+            else
+                t = r, r = r->reg_next;
             if (t->run_ns == 0) {
                 t->run_ns = now; /* first seen: skipped this time */
                 stamped = now;
@@ -262,14 +275,16 @@ static uint64_t heartbeat_all(clove_pool *p, enum hb_pass pass, uint64_t seen)
  * job has a taker). */
 static bool hb_useful(clove_pool *p)
 {
-    return (uint32_t)atomic_load(&p->runs) != 0 && atomic_load(&p->idle_count) != 0;
+    return (uint32_t)clove__runs_now(p) != 0 && atomic_load(&p->idle_count) != 0;
 }
 
 /*
  * Sleep until a heartbeat may be useful again or the pool stops.
  * Dekker handshake with clove__hb_kick: we store hb_asleep = 1, then read
- * runs and idle_count; a kicker first changes runs or idle_count, then
- * reads hb_asleep. All four accesses are seq_cst, so at least one side
+ * the runs (clove__runs_now: runs and entry_gen) and idle_count; a kicker
+ * first changes one of those (run_enter, clove_pool_run's compare-and-swap
+ * of entry_gen, idle_push_locked), then reads hb_asleep. All these
+ * accesses are seq_cst, so at least one side
  * sees the other's write: either we stay up, or the kicker wakes us.
  * Model: HB in model/clove.pml, LTL lostkick; BUG_HB_NO_RECHECK is the race
  * this handshake prevents.
@@ -317,12 +332,12 @@ static void *heartbeat_main(void *arg)
      * ask for a tenth of the interval instead. */
     (void)prctl(PR_SET_TIMERSLACK, (unsigned long)(interval_ns / 10 + 1), 0, 0, 0);
 #endif
-    uint64_t last_runs = atomic_load_explicit(&p->runs, memory_order_relaxed);
+    uint64_t last_runs = clove__runs_now(p);
     unsigned quiet = 0;
     uint64_t last_beat = 0; /* clove__now_ns() of the last heartbeat_all */
     uint64_t waited = 0;    /* of the next interval, already spent on a gate */
     while (!atomic_load_explicit(&p->stopping, memory_order_acquire)) {
-        uint64_t runs = atomic_load_explicit(&p->runs, memory_order_relaxed);
+        uint64_t runs = clove__runs_now(p);
         bool active = (uint32_t)runs != 0 || runs != last_runs;
         last_runs = runs;
         quiet = active ? 0 : quiet + 1;
@@ -334,7 +349,7 @@ static void *heartbeat_main(void *arg)
         if (quiet >= HB_GRACE_BEATS || busy) {
             hb_sleep(p);
             quiet = 0;
-            uint64_t now_runs = atomic_load_explicit(&p->runs, memory_order_relaxed);
+            uint64_t now_runs = clove__runs_now(p);
             bool began = (now_runs >> 32) != (last_runs >> 32);
             last_runs = now_runs;
             /* A run began: its first beat an interval from now (so a run
@@ -492,6 +507,8 @@ static void free_pool(clove_pool *p)
     struct clove__job *j;
     while ((j = spare_pop_locked(p)) != NULL)
         clove__jobs_unmap(j, p->job_depth);
+    if (p->entry.base)
+        clove__jobs_unmap(p->entry.base, p->job_depth);
     if (p->workers)
         for (unsigned i = 0; i < p->nworkers; i++)
             clove__jobs_unmap(p->workers[i].base, p->job_depth);
@@ -562,15 +579,15 @@ int clove_pool_create(clove_pool **out, const clove_config *config)
         free(p);
         return ENOMEM;
     }
-    /* One job stack ready for the first clove_pool_run, so that a pool
-     * used by one thread at a time never maps one after creation. */
-    struct clove__job *spare = clove__jobs_map(p->job_depth);
-    if (spare == NULL) {
+    /* The entry task's job stack, so that a pool used by one thread at a
+     * time never maps one after creation. */
+    struct clove__job *entry_jobs = clove__jobs_map(p->job_depth);
+    if (entry_jobs == NULL) {
         pthread_mutex_destroy(&p->lock);
         free_pool(p);
         return ENOMEM;
     }
-    spare_push_locked(p, spare);
+    clove__task_init(&p->entry, p, 0, entry_jobs);
     if (p->nworkers == 0) {
         *out = p;
         return 0;
@@ -642,7 +659,7 @@ void clove_pool_destroy(clove_pool *p)
 {
     if (p == NULL)
         return;
-    if ((uint32_t)atomic_load(&p->runs) != 0)
+    if ((uint32_t)clove__runs_now(p) != 0)
         clove__misuse("clove_pool_destroy", "the pool is still running a clove_pool_run",
                       CLOVE__CALLER());
     if (p->nworkers > 0)
@@ -661,14 +678,14 @@ unsigned clove_pool_threads(const clove_pool *p)
 /* Entering the pool                                                        */
 /* ------------------------------------------------------------------------ */
 
-/* The worker index of a thread entering clove_pool_run (see
- * clove_worker_index in clove.h): 0 if no registered task has it, else the
- * lowest of nthreads, nthreads + 1, ... that none has. Linear in the
- * number of threads inside clove_pool_run at once, squared at worst: they
- * are few, and entering is the cold path. Lock held. */
+/* The worker index of a thread entering clove_pool_run on a task of its
+ * own (see clove_worker_index in clove.h): the lowest of nthreads,
+ * nthreads + 1, ... that no registered task has (0 is the entry task's).
+ * Linear in the number of threads inside clove_pool_run at once, squared
+ * at worst: they are few, and entering is the cold path. Lock held. */
 static uint32_t external_index_locked(const clove_pool *p)
 {
-    uint32_t want = 0;
+    uint32_t want = p->nthreads;
     for (;;) {
         bool used = false;
         for (const clove_task *r = p->registered; r; r = r->reg_next)
@@ -678,29 +695,35 @@ static uint32_t external_index_locked(const clove_pool *p)
             }
         if (!used)
             return want;
-        want = want == 0 ? p->nthreads : want + 1;
+        want++;
     }
 }
 
-int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
+/* Run fn(t, arg) on t, the calling thread's task for this run. */
+static void run_on(clove_task *t, clove_fn *fn, void *arg, clove_task *outer)
 {
-    if (p == NULL || fn == NULL)
-        return EINVAL;
+    clove__set_current(t);
+    uint64_t t0 = t->slot->trace ? clove__now_ns() : 0;
+    fn(t, arg);
+    if (t->slot->trace)
+        clove__trace_write(t->slot->trace, CLOVE__EV_RUN, t0, clove__now_ns());
+    if (t->top != t->base || t->nshared != 0)
+        clove__misuse("clove_pool_run", "fn returned with a clove_fork that was never joined",
+                      clove__code_addr(fn));
+    clove__set_current(outer);
+}
 
-    clove_task *outer = clove__current();
-    if (outer != NULL && outer->pool == p) {
-        /* Already a worker of this pool: a nested call on the same task. */
-        fn(outer, arg);
-        return 0;
-    }
-
+/* clove_pool_run on a task of its own, registered under the lock: when
+ * another thread is inside on the entry task. */
+static int run_registered(clove_pool *p, clove_fn *fn, void *arg, clove_task *outer)
+{
     clove_task t;
     struct clove__slot own; /* counters when the index is >= nthreads */
     clove__lock(p);
     struct clove__job *jobs = spare_pop_locked(p);
     if (jobs == NULL) {
-        /* Another thread is inside with the spare: map one (not under the
-         * lock), which stays with the pool's spares afterwards. */
+        /* No spare: map one (not under the lock), which stays with the
+         * pool's spares afterwards. */
         clove__unlock(p);
         jobs = clove__jobs_map(p->job_depth);
         if (jobs == NULL)
@@ -719,21 +742,13 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
         p->registered->reg_prev = &t;
     p->registered = &t;
     clove__unlock(p);
+
     if (p->nworkers > 0)
         run_enter(p);
-
-    clove__set_current(&t);
-    uint64_t t0 = t.slot->trace ? clove__now_ns() : 0;
-    fn(&t, arg);
-    if (t.slot->trace)
-        clove__trace_write(t.slot->trace, CLOVE__EV_RUN, t0, clove__now_ns());
-    if (t.top != t.base || t.nshared != 0)
-        clove__misuse("clove_pool_run", "fn returned with a clove_fork that was never joined",
-                      clove__code_addr(fn));
-    clove__set_current(outer);
-
+    run_on(&t, fn, arg, outer);
     if (p->nworkers > 0)
         run_leave(p);
+
     clove__lock(p);
     if (t.slot == &own)
         for (int k = 0; k < CLOVE__NSTATS; k++)
@@ -747,4 +762,39 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
     spare_push_locked(p, t.base);
     clove__unlock(p);
     return 0;
+}
+
+int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
+{
+    if (p == NULL || fn == NULL)
+        return EINVAL;
+
+    clove_task *outer = clove__current();
+    if (outer != NULL && outer->pool == p) {
+        /* Already a worker of this pool: a nested call on the same task. */
+        fn(outer, arg);
+        return 0;
+    }
+
+    /* The entry task, if nobody uses it (p->entry_gen). The last run on
+     * it left nothing queued, reserved or shared (run_on checks), so only
+     * the heartbeat word needs setting: armed, as clove__task_init does.
+     * A BEAT the heartbeat thread stores over it is as good (the handler
+     * reserves on either). */
+    uint32_t gen = atomic_load_explicit(&p->entry_gen, memory_order_relaxed);
+    if ((gen & 1) == 0 &&
+        atomic_compare_exchange_strong_explicit(&p->entry_gen, &gen, gen + 1,
+                                                memory_order_seq_cst, memory_order_relaxed)) {
+        /* Counted as a run by that (runs_now): the seq_cst exchange and
+         * the kick's load are run_enter's half of hb_sleep's handshake. */
+        clove_task *t = &p->entry;
+        if (p->nworkers > 0) {
+            atomic_store_explicit(&t->heartbeat, CLOVE__HB_ARM, memory_order_relaxed);
+            clove__hb_kick(p);
+        }
+        run_on(t, fn, arg, outer);
+        atomic_store_explicit(&p->entry_gen, gen + 2, memory_order_release);
+        return 0;
+    }
+    return run_registered(p, fn, arg, outer);
 }

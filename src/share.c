@@ -112,7 +112,7 @@ void clove__sleep_locked(clove_task *t)
     idle_push_locked(p, t);
     clove__unlock(p);
     /* A task going idle is what makes heartbeats useful again. */
-    if ((uint32_t)atomic_load(&p->runs) != 0) /* seq_cst: see hb_sleep */
+    if ((uint32_t)clove__runs_now(p) != 0) /* seq_cst: see hb_sleep */
         clove__hb_kick(p);
     /* Pairs with the release store in clove__idle_remove_locked. */
     while (atomic_load_explicit(&t->sleep, memory_order_acquire) == 0)

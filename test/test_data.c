@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -77,6 +78,61 @@ static void *ext_thread(void *arg)
     return NULL;
 }
 
+/* A thread that stays inside clove_pool_run until released. */
+struct held {
+    clove_pool *pool;
+    _Atomic int inside, release;
+    unsigned index;
+};
+
+static void held_run(clove_task *t, void *arg)
+{
+    struct held *h = arg;
+    h->index = clove_worker_index(t);
+    atomic_store(&h->inside, 1);
+    while (!atomic_load(&h->release))
+        sched_yield();
+}
+
+static void *held_thread(void *arg)
+{
+    struct held *h = arg;
+    ASSERT_OK(clove_pool_run(h->pool, held_run, h));
+    return NULL;
+}
+
+struct index_out {
+    unsigned index;
+};
+
+static void index_out_run(clove_task *t, void *arg)
+{
+    ((struct index_out *)arg)->index = clove_worker_index(t);
+}
+
+/* Index 0 is free again as soon as its thread leaves, even while a thread
+ * that entered after it (index n) is still inside; that one keeps n. */
+static void held_index_reuse(clove_pool *p, unsigned n)
+{
+    struct held h0 = {p, 0, 0, ~0u}, h1 = {p, 0, 0, ~0u};
+    pthread_t t0, t1;
+    ASSERT_OK(pthread_create(&t0, NULL, held_thread, &h0));
+    while (!atomic_load(&h0.inside))
+        sched_yield();
+    ASSERT_OK(pthread_create(&t1, NULL, held_thread, &h1));
+    while (!atomic_load(&h1.inside))
+        sched_yield();
+    ASSERT_EQ_U(h0.index, 0);
+    ASSERT_EQ_U(h1.index, n);
+    atomic_store(&h0.release, 1);
+    ASSERT_OK(pthread_join(t0, NULL));
+    struct index_out o = {~0u};
+    ASSERT_OK(clove_pool_run(p, index_out_run, &o));
+    ASSERT_EQ_U(o.index, 0);
+    atomic_store(&h1.release, 1);
+    ASSERT_OK(pthread_join(t1, NULL));
+}
+
 void test_worker_index_unique(void)
 {
     for (size_t k = 0; k < NDATA_THREADS; k++) {
@@ -117,6 +173,7 @@ void test_worker_index_unique(void)
         }
         ASSERT_EQ_U(seen, (1u << EXT) - 1);
         ASSERT_OK(clove_pool_run(p, index_run, &c)); /* 0 again */
+        held_index_reuse(p, n);
         free((void *)busy);
         clove_pool_destroy(p);
     }

@@ -421,6 +421,9 @@ static const struct misuse_case cases[] = {
     {"scope_null_fn", m_scope_null_fn, 1, "clove_scope_run: the task or fn is NULL", 0, 0},
     {"destroy_while_running", m_destroy_while_running, 2,
      "clove_pool_destroy: the pool is still running a clove_pool_run", 1, 0},
+    /* A 1-thread pool counts its runs too (on the entry task). */
+    {"destroy_while_running_1", m_destroy_while_running, 1,
+     "clove_pool_destroy: the pool is still running a clove_pool_run", 1, 0},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
