@@ -192,3 +192,48 @@ void test_run_enomem_job_stack(void)
         ASSERT_EQ_U(job_stack_maps(), maps);
     }
 }
+
+/*
+ * A pool entered by one thread at a time runs on its entry task: no run
+ * allocates or maps anything after clove_pool_create, whichever thread
+ * enters, so ENOMEM is impossible there (docs/api.md, clove_pool_run).
+ */
+struct seq_arg {
+    clove_pool *pool;
+    const struct tree *tr;
+};
+
+static void *seq_run_main(void *arg)
+{
+    struct seq_arg *a = arg;
+    run_tree_checked(a->pool, a->tr);
+    return NULL;
+}
+
+void test_run_one_thread_maps_nothing(void)
+{
+    static const unsigned threads[] = {1, 3};
+    for (size_t k = 0; k < 2; k++) {
+        clove_pool *p = make_pool(threads[k], 1);
+        struct tree tr;
+        tree_build(&tr, 3000, SHAPE_RANDOM, 0xf0 + k);
+        long maps = job_stack_maps();
+        clove__fault_arm(CLOVE__FAULT_ALLOC, 1);
+        for (int r = 0; r < 5; r++) {
+            run_tree_checked(p, &tr);
+            run_tree_value_checked(p, &tr);
+            /* Another thread, after this one has left. */
+            struct seq_arg a = {p, &tr};
+            pthread_t th;
+            ASSERT_OK(pthread_create(&th, NULL, seq_run_main, &a));
+            ASSERT_OK(pthread_join(th, NULL));
+        }
+        unsigned long seen = clove__fault_count(CLOVE__FAULT_ALLOC);
+        clove__fault_arm(CLOVE__FAULT_ALLOC, 0);
+        ASSERT_EQ_U(seen, 0);
+        if (maps >= 0)
+            ASSERT_EQ_U(job_stack_maps(), maps);
+        tree_free(&tr);
+        clove_pool_destroy(p);
+    }
+}
