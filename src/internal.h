@@ -12,10 +12,11 @@
  *   [bottom, top) queued. A record never moves, so another worker can run
  *   a shared one in place and write its result there.
  * - A job stack is one mapping of pool->job_depth records between two
- *   guard pages (jobstack.c): the fork checks no capacity. Workers own theirs for the
- *   pool's life; clove_pool_run takes one from the pool's spares (one is
- *   mapped at creation, more only while several threads are inside at
- *   once) and gives it back.
+ *   guard pages (jobstack.c): the fork checks no capacity. Workers and the
+ *   pool's entry task (clove_pool_run's, see struct clove_pool) own theirs
+ *   for the pool's life; a thread entering while the entry task is in use
+ *   takes one from the pool's spares, mapped only while several threads
+ *   are inside at once, and gives it back.
  * - A shared record goes into the pool's ring of shared jobs together
  *   with its owner. Idle tasks take jobs from the ring in FIFO order, run
  *   them, and mark them done.
@@ -179,8 +180,9 @@ struct clove_pool {
      *    external_index_locked), entry_seen (not the entry task itself:
      *    entry_gen below), overflow, spare_jobs, every task's
      *    waiting_on and sleep stores, every shared record's state, and
-     *    stopping's transition to 1. The heartbeat thread's claim on a task's reserve
-     *    is made under it (the owner's claim is lock-free: share.c). The
+     *    stopping's transition to 1. The heartbeat thread's claim on a
+     *    task's reserve is made under it (the owner's claim is lock-free:
+     *    share.c). The
      *    slots' counters are not under it: one writer per slot at a time
      *    (struct clove__slot). ------------------------------------------ */
     pthread_mutex_t lock;
@@ -203,8 +205,9 @@ struct clove_pool {
     _Atomic uint32_t idle_count;
 
     /* -- Heartbeat thread handshake (lock-free, see heartbeat_main). ---- */
-    /* Low 32 bits: clove_pool_run calls in progress (external tasks).
-     * High 32 bits: how many have started (wraps), so the heartbeat
+    /* Low 32 bits: clove_pool_run calls in progress on registered tasks
+     * (the entry task's are counted by entry_gen; clove__runs_now adds
+     * both). High 32 bits: how many have started (wraps), so the heartbeat
      * thread can tell "idle for a while" from "between two short runs". */
     _Alignas(CLOVE__CACHE_LINE) _Atomic uint64_t runs;
     _Atomic uint32_t hb_asleep; /* 1 while the heartbeat thread sleeps
@@ -214,10 +217,15 @@ struct clove_pool {
                                  * heartbeat thread's timed sleep waits on */
     /* Who uses entry (below), lock-free: even while nobody does, odd while
      * a clove_pool_run does. That run took it with a compare-and-swap
-     * from even to odd (acquire) and gives it back with a release store
-     * of the next even value, so every run on entry has an odd value of
-     * its own, by which the heartbeat thread tells a new run from the
-     * last one. */
+     * from even to odd (seq_cst: it also counts the run, half of hb_sleep's
+     * handshake; acquire: it sees the last run's writes to entry) and
+     * gives it back with a release store of the next even value, so every
+     * run on entry has an odd value of its own, by which the heartbeat
+     * thread tells a new run from the last one. The heartbeat thread reads
+     * it once per pass, so a pass may still beat or steal from entry just
+     * after a run ended or as the next began: a beat is a hint, and a
+     * steal is the reserve's compare-and-swap, right for whichever run
+     * published the reserve. */
     _Atomic uint32_t entry_gen;
 
     /* -- The entry task. ------------------------------------------------ */

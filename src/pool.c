@@ -307,9 +307,9 @@ void clove__hb_kick(clove_pool *p)
 
 /* A pass stamped runs it saw for the first time at `seen`, `spent` ns
  * ago: beat those still in progress a quarter interval after `seen` (the
- * GATE pass; heartbeat_all; runs stamped since wait for the next pass). Returns the time waited, which the caller
- * takes off its next interval, so that beats keep coming once per
- * interval. */
+ * GATE pass of heartbeat_all; runs stamped since wait for the next pass).
+ * Returns the time waited, which the caller takes off its next interval,
+ * so that beats keep coming once per interval. */
 static uint64_t gate(clove_pool *p, uint64_t seen, uint64_t spent)
 {
     const uint64_t quarter = (uint64_t)p->heartbeat_us * 1000u / HB_RUN_AGE_DIV;
@@ -486,8 +486,9 @@ static void stop_threads(clove_pool *p, unsigned started, bool hb_started)
         pthread_join(p->threads[i], NULL);
 }
 
-/* Job stacks: workers own one each (their task's base), clove_pool_run
- * takes one from p->spare_jobs (lock held) or maps one. */
+/* Job stacks: workers own one each (their task's base), and so does the
+ * entry task; a thread entering clove_pool_run while the entry task is in
+ * use takes one from p->spare_jobs (lock held) or maps one. */
 static struct clove__job *spare_pop_locked(clove_pool *p)
 {
     struct clove__job *j = p->spare_jobs;
@@ -526,6 +527,15 @@ static int start_thread(pthread_t *th, const pthread_attr_t *attr,
         return EAGAIN;
     int rc = pthread_create(th, attr, fn, arg);
     return rc == 0 ? 0 : (rc == EPERM || rc == EINVAL ? EAGAIN : rc);
+}
+
+/* clove_pool_create failed after initialising the lock: undo everything
+ * (threads are stopped by the caller) and return rc. */
+static int create_failed(clove_pool *p, int rc)
+{
+    pthread_mutex_destroy(&p->lock);
+    free_pool(p);
+    return rc;
 }
 
 int clove_pool_create(clove_pool **out, const clove_config *config)
@@ -582,11 +592,8 @@ int clove_pool_create(clove_pool **out, const clove_config *config)
     /* The entry task's job stack, so that a pool used by one thread at a
      * time never maps one after creation. */
     struct clove__job *entry_jobs = clove__jobs_map(p->job_depth);
-    if (entry_jobs == NULL) {
-        pthread_mutex_destroy(&p->lock);
-        free_pool(p);
-        return ENOMEM;
-    }
+    if (entry_jobs == NULL)
+        return create_failed(p, ENOMEM);
     clove__task_init(&p->entry, p, 0, entry_jobs);
     if (p->nworkers == 0) {
         *out = p;
@@ -602,29 +609,20 @@ int clove_pool_create(clove_pool **out, const clove_config *config)
     p->ring = xcalloc(cap, sizeof *p->ring);
     p->threads = xcalloc(p->nworkers, sizeof *p->threads);
     p->workers = xaligned((size_t)p->nworkers * sizeof *p->workers);
-    if (!p->ring || !p->threads || !p->workers) {
-        pthread_mutex_destroy(&p->lock);
-        free_pool(p);
-        return ENOMEM;
-    }
+    if (!p->ring || !p->threads || !p->workers)
+        return create_failed(p, ENOMEM);
     for (unsigned i = 0; i < p->nworkers; i++) {
         struct clove__job *jobs = clove__jobs_map(p->job_depth);
-        if (jobs == NULL) {
-            pthread_mutex_destroy(&p->lock);
-            free_pool(p);
-            return ENOMEM;
-        }
+        if (jobs == NULL)
+            return create_failed(p, ENOMEM);
         clove__task_init(&p->workers[i], p, i + 1, jobs);
     }
 
     pthread_attr_t attr, *attrp = NULL;
     int rc = 0;
     if (config->stack_size) {
-        if (clove__fault_hit(CLOVE__FAULT_SYNC) || pthread_attr_init(&attr) != 0) {
-            pthread_mutex_destroy(&p->lock);
-            free_pool(p);
-            return ENOMEM;
-        }
+        if (clove__fault_hit(CLOVE__FAULT_SYNC) || pthread_attr_init(&attr) != 0)
+            return create_failed(p, ENOMEM);
         attrp = &attr;
         if (pthread_attr_setstacksize(&attr, config->stack_size) != 0)
             rc = EINVAL;
@@ -647,9 +645,7 @@ int clove_pool_create(clove_pool **out, const clove_config *config)
         pthread_attr_destroy(attrp);
     if (rc != 0) {
         stop_threads(p, started, hb_started);
-        pthread_mutex_destroy(&p->lock);
-        free_pool(p);
-        return rc;
+        return create_failed(p, rc);
     }
     *out = p;
     return 0;
