@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_util.h - what the C benchmarks share: which peers CMake built (and
  * why not), the clock, and medians. Header-only (static functions) so that

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # callgrind.sh - instructions per node of the tree sum: sequential baseline
 # vs clove with a 1-thread pool (the not-taken fork/join path only).
 #

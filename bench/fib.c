@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fib.c - naive recursive Fibonacci with a fork at every call.
  *

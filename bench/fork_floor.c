@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fork_floor.c - how low can a fork/join go on the 1000-node tree sum?
  * A what-if benchmark for the design, not a measurement of clove alone.

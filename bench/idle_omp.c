@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idle_omp.c - wake latency of OpenMP tasks (libgomp), for idle_peers.c;
  * see idle_peers.h for what a sample is. One parallel region of `threads`

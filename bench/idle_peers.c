@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idle_peers.c - what an idle pool costs and how long a sleeping worker
  * takes to start work, for clove and (when built) its peers: OpenMP tasks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idle_peers.h - the peer halves of bench/idle_peers.c: wake latency with
  * OpenMP tasks (idle_omp.c, built with -DCLOVE_BENCH_OPENMP) and oneTBB

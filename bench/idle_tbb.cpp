@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * idle_tbb.cpp - wake latency of oneTBB task_group, for idle_peers.c; see
  * idle_peers.h for what a sample is. Everything runs inside one

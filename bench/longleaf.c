@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * longleaf.c - long leaves (tracker issue 6, item 1): a fork/join pair
  * whose halves compute for milliseconds without a fork or a tick.

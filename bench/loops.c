@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * loops.c - parallel loops: clove_for against the plain sequential loop and
  * (optionally) OpenMP `parallel for` and oneTBB `parallel_for`.

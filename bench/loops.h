@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * loops.h - the three loop bodies of bench/loops.c and the entry points of
  * its optional peers (bench/peers/omp_loops.c, bench/peers/tbb_loops.cpp),

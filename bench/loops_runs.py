@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Combine the output of several `loops` processes.
 
 Usage: bench/loops_runs.py RUN1.csv RUN2.csv ...        (--csv files)

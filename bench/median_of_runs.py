@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Combine tree_sum CSV files from several processes.
 
 Usage: bench/median_of_runs.py RUN1.csv RUN2.csv ...

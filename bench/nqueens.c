@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * nqueens.c - count the ways to place n non-attacking queens on an n x n
  * board, with a fork at every branch.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Per-round paired ratios from tree_sum --raw files (one or more processes).
 
 Usage: bench/paired_ratios.py RAW1.csv RAW2.csv ...

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pin.c - does CLOVE_PIN_WORKERS help? Each worker repeatedly sums a
  * working set of its own (64 KiB, 512 KiB, 4 MiB and 64 MiB by default:

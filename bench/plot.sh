@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Plot benchmark CSV files (the --csv output of tree_sum, fib, uts, nqueens,
 # loops, sort and the Rayon companion bench/rayon; all share the columns
 # workload,n,impl,threads,heartbeat_us,median,...) as PNGs: one plot per

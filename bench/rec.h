@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rec.h - the recursive benchmarks fib, uts and nqueens (bench/fib.c,
  * bench/uts.c, bench/nqueens.c): their sequential kernels, the entry points

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rec_harness.c - the measurement loop of the recursive benchmarks (fib,
  * uts, nqueens), in the manner of tree_sum.c, whose options, output and CSV

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sort.c - clove_sort against the C library's qsort, side by side.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tree.c - the tree shared by the C benchmarks (tree_sum, idle): building
  * it, freeing it, and clove's sum over it (the idiom from clove.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tree.h - the node of the tree-sum benchmark and the entry points of the
  * optional peer runtimes (bench/peers/), shared by C and C++.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tree_sum.c - the tree-sum benchmark, in the manner of Spice's example.
  *

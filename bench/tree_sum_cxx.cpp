@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tree_sum_cxx.cpp - the cost of the C++ interface (include/clove.hpp):
  * the tree sum written with t.join and lambdas against the C idiom of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * uts.c - unbalanced tree search: count the nodes (and the deepest depth)
  * of a random tree that is generated on the fly, never stored.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Check a binary PPM written by the mandelbrot example: the P6 header with
 # the expected width and height, maxval 255, and exactly width * height * 3
 # bytes of pixels after it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mandelbrot.c - render the Mandelbrot set with clove_for over rows and
  * write it as a binary PPM (P6) image.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * nqueens.c - count the solutions of the n-queens problem, forking at
  * every branch of the search.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * parallel_sum.c - sum an array with clove_for.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * quicksort.c - parallel quicksort of random 64-bit keys.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tree_sum.c - sum the values of a balanced binary tree in parallel.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wordcount.c - count the words of a large text with clove_reduce.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clove.h - fine-grained fork/join parallelism with heartbeat scheduling.
  *

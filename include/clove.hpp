@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clove.hpp - a header-only C++17 interface to clove (clove.h).
  *

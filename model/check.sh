@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check.sh - verify model/clove.pml with spin (see model/README.md).
 #
 #   model/check.sh           the real model (must pass) and every bug variant

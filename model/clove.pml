@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clove.pml - a Promela model of clove's concurrency protocol
  * (src/share.c, src/pool.c, include/clove.h). See model/README.md for

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build clove and run the benchmarks in their short versions (about a
 # minute on a 2-core machine): the tree-sum benchmark (Spice's benchmark:
 # the sequential baseline, the root split by hand onto two threads, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Check that the man page docs/clove.3 renders without a single warning:
 # groff with all warnings on (-ww), then man(1) with --warnings as a user
 # would see it. Any output on stderr fails. Needs groff and man-db

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install what building and testing clove needs on Debian, if missing:
 # a C compiler, CMake and make. Nothing else is required by the library.
 # Optional extras (clang for the warnings build, valgrind for instruction

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Check that a project can build against clove in each supported way, with
 # the consumer in test/consumer (a parallel sum it checks itself):
 #   1. install BUILD_DIR into a temporary prefix, then CMake find_package;

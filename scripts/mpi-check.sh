@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build examples/mpi (the distributed sample sort, docs/mpi.md) in its own
 # build folder and run it on 2 ranks, with a time limit: once through CTest
 # (example.mpi_sort) and once with a direct mpirun at a larger size.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Convert a binary PPM (P6, maxval 255) to PNG, with nothing but the
 standard library: zlib for the deflate stream, binascii for the CRC-32.
 Used once to make docs/img/mandelbrot.png:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build clove (Release, warnings as errors) and run the whole test suite.
 # Usage: scripts/test.sh [build-dir] [extra cmake args...]
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Render a clove trace (Chrome trace-event JSON, as written by a pool with
 config.trace_path or CLOVE_TRACE set) as an SVG timeline: one row per
 worker, "job" spans in green, "wait" in orange, "sleep" in grey, the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # sim/check.sh - smoke test of the scheduler simulator (a few seconds).
 # Asserts: 1 worker takes exactly the sequential sum of the node costs;
 # no speed-up exceeds the worker count; the busy worker-time covers all the

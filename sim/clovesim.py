@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """clovesim.py - a discrete-event model of clove's heartbeat scheduler.
 
 Models (see sim/README.md for the long version and the calibration):

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """designs.py - the validation and design tables of sim/README.md.
 
   designs.py validate   predicted vs measured time at 1 and 2 threads

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """trace_stats.py - scheduler timings from a clove trace (CLOVE_TRACE=FILE).
 
 Reads the Chrome-trace JSON that clove writes at clove_pool_destroy and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wakelat.c - measure the scheduler costs the simulator needs (Linux):
  *

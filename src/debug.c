@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * debug.c - misuse reports. The inline checks in clove.h call
  * clove__debug_fork/join when CLOVE_DEBUG is non-zero; the library's cold

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fault.c - the fault-injection hook of fault.h (test builds only). */
 #include "fault.h"
 

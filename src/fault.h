@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fault.h - test hook: make the n-th allocation, thread creation or
  * synchronisation-object initialisation inside the library fail.

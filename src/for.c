@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * for.c - clove_for and clove_reduce: parallel loops without a grain size.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * internal.h - the pool's layout, its invariants and its lock rules.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jobstack.c - the memory of a task's job stack.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool.c - pool lifecycle, worker threads, the heartbeat thread, and
  * clove_pool_run.

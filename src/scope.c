@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scope.c - clove_scope_run and clove_spawn: a dynamic number of jobs that
  * all finish before the scope ends (Rayon's scope), without a heap

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * share.c - the cold half of fork/join: sharing a queued record at a
  * heartbeat, taking and running shared jobs, reclaiming or waiting for a

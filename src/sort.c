@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sort.c - clove_sort: a stable parallel mergesort with qsort's contract.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stats.c - scheduler counters (clove_pool_stats) and the trace timeline
  * (config.trace_path / CLOVE_TRACE).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wait.h - sleep and wake on a 32-bit word (the only blocking primitive the
  * runtime uses besides the pool mutex).

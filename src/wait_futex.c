@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wait_futex.c - wait.h on Linux private futexes. */
 #include "wait.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wait_portable.c - wait.h on pthread mutexes and condition variables,
  * for systems without futexes (and tested on Linux by CI).

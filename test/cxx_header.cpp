@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // clove.h must compile and work from C++ (it uses std::atomic there in
 // place of _Atomic): a join2 of two leaves on a pool with two threads.
 #include <clove.h>

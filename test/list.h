@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * list.h - every test of clove_tests, one X(name) per line.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * release_join.c - clove_join and clove_join_value as code built without
  * the debug checks calls them (CLOVE_DEBUG 0 in this file only), so that

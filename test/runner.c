@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * runner.c - clove_tests: run one test by name, all of them, or list them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test.h - the clove test suite's assertions and shared helpers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_data.c - the data-parallel calls: clove_worker_index, clove_reduce,
  * clove_scope_run/clove_spawn and clove_sort. Every test checks each

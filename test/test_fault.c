@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_fault.c - ENOMEM and EAGAIN from clove_pool_create, by making the
  * n-th allocation, thread creation or sync-object initialisation fail

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_for.c - clove_for covers [begin, end) exactly once: empty ranges,
  * tiny and large ones, ranges ending at SIZE_MAX, three-deep nesting,

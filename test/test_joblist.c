@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_joblist.c - the owner's job list (fork/join on one task), join2,
  * and the three fates of a fork: not taken, taken, shared then reclaimed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_longleaf.c - long leaves: a job queued behind a call that never
  * forks or ticks must still reach an idle worker (the reserve, src/share.c).

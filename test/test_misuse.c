@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_misuse.c - misuse of fork/join aborts with a message naming it.
  *

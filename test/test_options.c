@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_options.c - pool options: thread names, start/exit hooks, pinning
  * and the CLOVE_THREADS environment variable.

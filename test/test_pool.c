@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_pool.c - pools: concurrent and nested clove_pool_run, create and
  * destroy cycles, argument checking, and sleeping when idle.

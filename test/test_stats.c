@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_stats.c - clove_pool_stats and the trace timeline: the counters
  * agree with each other (every shared job is run or reclaimed) and with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_stress.c - a random mix of tree sums, join2 recursion, clove_for
  * (flat, nested, near SIZE_MAX) and flat fork arrays, on a 32-thread pool

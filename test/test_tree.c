@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_tree.c - recursive sums over random tree shapes, heartbeat 1 us, with
  * both fork forms (clove_fork and clove_fork_value). */
 #include "test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tree.c - random trees with distinct values and a checked parallel sum. */
 #include "test.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* util.c - assertion failure, scaling, timing and /proc helpers. */
 #include "test.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * omp_loops.c - the loops of bench/loops.c with OpenMP `parallel for`
  * (peer runtime; built only when CMake finds OpenMP for C).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * omp_rec.c - fib, uts and nqueens with OpenMP tasks (peer runtime for
  * bench/fib.c, uts.c, nqueens.c; built only when CMake finds OpenMP for C).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * omp_tree_sum.c - the tree sum with OpenMP tasks (peer runtime for
  * bench/tree_sum.c; built only when CMake finds OpenMP for C).

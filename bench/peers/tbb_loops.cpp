@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tbb_loops.cpp - the loops of bench/loops.c with oneTBB parallel_for
  * (peer runtime; built only when CMake finds TBBConfig.cmake, Debian's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tbb_rec.cpp - fib, uts and nqueens with oneTBB task_group (peer runtime
  * for bench/fib.c, uts.c, nqueens.c; built only when CMake finds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tbb_tree_sum.cpp - the tree sum with oneTBB task_group (peer runtime for
  * bench/tree_sum.c; built only when CMake finds TBBConfig.cmake, Debian's

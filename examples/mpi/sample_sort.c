@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sample_sort.c - a distributed sort: MPI between processes, clove inside
  * each one.

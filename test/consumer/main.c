@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Consumer of an installed clove: a parallel sum with clove_join2 over
  * distinct values, checked against the closed form. */
 #include <clove.h>

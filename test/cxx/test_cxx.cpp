@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Tests of the C++ interface (include/clove.hpp). Every result is checked
 // against a sequential answer on distinct values, at 1..32 threads with a
 // 1 us heartbeat so that sharing happens constantly.

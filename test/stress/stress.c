@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stress.c - clove_stress: a seed-driven randomized stress harness.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! clove-rayon-bench: the Rayon companion of clove's C benchmarks.
 //!
 //! Workloads (each checked on every run; a wrong result aborts):
