@@ -84,10 +84,11 @@
  * ------
  * Functions that can fail return 0 or a positive errno value and leave their
  * outputs untouched on failure. Misuse of fork/join (a join out of LIFO
- * order, a future joined twice or never forked, a fork left unjoined, a task
- * used on the wrong thread) aborts with a message naming the misuse when
- * CLOVE_DEBUG is non-zero. CLOVE_DEBUG defaults to 1 unless NDEBUG is
- * defined; define it to 0 or 1 before including this header to choose.
+ * order, a future joined twice or never forked, a fork left unjoined, a
+ * task that is not the calling thread's current one) aborts with a
+ * message naming the misuse when CLOVE_DEBUG is non-zero. CLOVE_DEBUG
+ * defaults to 1 unless NDEBUG is defined; define it to 0 or 1 before
+ * including this header to choose.
  * A few misuses that reach the library's cold paths abort in every build.
  *
  * Threads and memory ordering
@@ -133,9 +134,22 @@ extern "C" {
 #define CLOVE_API
 #endif
 
+/* The version of this header. clove_version() is the library's, which can
+ * differ from the header's when a program runs against another build of a
+ * shared libclove. Releases with the same major version are
+ * binary-compatible (the shared library's SONAME is libclove.so.MAJOR). */
 #define CLOVE_VERSION_MAJOR 0
 #define CLOVE_VERSION_MINOR 1
 #define CLOVE_VERSION_PATCH 0
+/* MAJOR * 10000 + MINOR * 100 + PATCH, for #if CLOVE_VERSION >= 100. */
+#define CLOVE_VERSION \
+    (CLOVE_VERSION_MAJOR * 10000 + CLOVE_VERSION_MINOR * 100 + CLOVE_VERSION_PATCH)
+#define CLOVE__STR(x) #x
+#define CLOVE__XSTR(x) CLOVE__STR(x)
+/* "MAJOR.MINOR.PATCH" */
+#define CLOVE_VERSION_STRING                                                  \
+    CLOVE__XSTR(CLOVE_VERSION_MAJOR) "." CLOVE__XSTR(CLOVE_VERSION_MINOR) "." \
+        CLOVE__XSTR(CLOVE_VERSION_PATCH)
 
 /* Upper bounds accepted by clove_pool_create(); larger values are EINVAL. */
 #define CLOVE_MAX_THREADS 4096u
@@ -198,11 +212,30 @@ typedef struct clove_config {
  * that refuses leaves that worker unpinned. Off by default. */
 #define CLOVE_PIN_WORKERS 1u
 
+/* The library's version, as CLOVE_VERSION and CLOVE_VERSION_STRING give
+ * the header's. */
+CLOVE_API int clove_version(void);
+CLOVE_API const char *clove_version_string(void);
+
 /* Create a pool. config == NULL means all defaults. Returns 0 and sets
- * *pool, or returns EINVAL (pool == NULL, a field out of range), ENOMEM or
- * EAGAIN (memory or threads unavailable). On failure nothing is left behind:
- * every thread already started is joined and everything is freed. */
+ * *pool, or returns EINVAL (pool == NULL, a field out of range, a refused
+ * CLOVE_THREADS or trace file: those two also print one line on stderr
+ * naming the variable or path and the reason), ENOMEM or EAGAIN (memory or
+ * threads unavailable). On failure nothing is left behind: every thread
+ * already started is joined and everything is freed.
+ *
+ * clove_config may gain fields in later minor versions, at its end. The
+ * macro below passes the size of the clove_config this program was
+ * compiled with, so that a newer library reads the fields this program
+ * knows and takes the rest as zero (their defaults), and an older library
+ * refuses (EINVAL, with a line on stderr) a config whose newer fields are
+ * non-zero instead of ignoring them. (clove_pool_create)(pool, config),
+ * or the function's address, takes the layout of version 0.1. */
+CLOVE_API int clove_pool_create_sized(clove_pool **pool, const clove_config *config,
+                                      size_t config_size);
 CLOVE_API int clove_pool_create(clove_pool **pool, const clove_config *config);
+#define clove_pool_create(pool, config) \
+    clove_pool_create_sized((pool), (config), sizeof(clove_config))
 
 /* Stop and join every thread and free the pool. NULL is a no-op. Must not
  * be called while any clove_pool_run() on this pool is in progress. */
@@ -253,9 +286,17 @@ typedef struct clove_stats {
  * Threads that entered with an index >= threads count in the total only.
  * May be called at any time, from any thread, also during runs: each
  * counter is read atomically, not all of them at one instant.
- * Returns 0, or EINVAL (pool NULL, or both outputs NULL). */
+ * Returns 0, or EINVAL (pool NULL, or both outputs NULL).
+ * Like clove_config, clove_stats may gain counters at its end: the macro
+ * passes the size this program was compiled with, per_worker's stride;
+ * a newer library writes only that much of each, an older one zeroes what
+ * it does not know. (clove_pool_stats)(...) takes the layout of 0.1. */
+CLOVE_API int clove_pool_stats_sized(const clove_pool *pool, clove_stats *total,
+                                     clove_stats *per_worker, size_t n, size_t stats_size);
 CLOVE_API int clove_pool_stats(const clove_pool *pool, clove_stats *total,
                                clove_stats *per_worker, size_t n);
+#define clove_pool_stats(pool, total, per_worker, n) \
+    clove_pool_stats_sized((pool), (total), (per_worker), (n), sizeof(clove_stats))
 
 /* Parallel loop: body(t, lo, hi, ctx) is called on disjoint ranges that
  * cover [begin, end) exactly once, in no particular order across workers
@@ -375,7 +416,9 @@ CLOVE_API int clove_sort_stable(clove_task *t, void *base, size_t nmemb, size_t 
  * Whoever runs a taken record stores out.run's result in out.value before
  * marking it DONE. clove_fork's records run clove__call with the future
  * as arg (the future holds the clove_fn and its arg). When CLOVE_DEBUG,
- * the fork also stores the future's address in out.value.
+ * the fork also stores the future's address in out.value (a stamp that
+ * clove__debug_fork checks; the library's own forks store 0 there, and a
+ * debug join clears it).
  */
 struct clove__job {
     clove_value_fn *fn;
@@ -503,6 +546,11 @@ CLOVE__INLINE void clove__push(clove_task *t, clove_future *f, clove_value_fn *f
     j->arg = arg;
 #if CLOVE_DEBUG
     j->out.value = (int64_t)(intptr_t)f; /* for clove__debug_fork */
+#elif defined(CLOVE__LIBRARY)
+    /* The library's own forks (loops, scopes, sort) clear the stamp, so
+     * that a debug build's check never reads one left at this position by
+     * an earlier debug fork. */
+    j->out.value = 0;
 #endif
     t->top = j + 1;
     f->job = j;
@@ -527,35 +575,26 @@ CLOVE__INLINE struct clove__job *clove__pop(clove_task *t, clove_future *f, bool
 #endif
     if (CLOVE__LIKELY(j->fn != NULL)) {
         t->top = j;
+#if CLOVE_DEBUG
+        j->out.value = 0; /* joined: no stamp left for clove__debug_fork */
+#endif
         return NULL;
     }
     return clove__join_slow(t, j, value) ? j : NULL;
 }
 
 /*
- * Where the cycles go (gcc 12 -O3, x86-64, measured with callgrind and
- * wall time on bench/tree_sum and bench/fork_floor; see bench/README.md):
+ * The not-taken path, after inlining (figures: bench/README.md):
  *   clove_fork_value: 1 load of t->top, 2 stores into the record (fn,
  *         arg), 1 store of t->top, 1 relaxed load of t->heartbeat + branch;
  *   clove_join_value: 1 load of the record's fn + branch, 1 store of t->top.
- * The record's address is the future: after inlining it stays in a
- * register, and nothing in the forking frame has its address taken, so gcc
- * compiles the recursion much as it does the plain one (it still turns
- * the second call into a loop). On the 1000-node tree sum that is about 26
- * instructions per node against 12 for gcc's sequential baseline, and
- * about 2.3-2.5x its time, within a few percent of a bare array push and
- * pop with no runtime at all (bench/fork_floor).
- * clove_fork stores its fn and arg in the future and pushes clove__call
- * with the future as argument: the future, and the argument block through
- * which its job returns results, live in the caller's frame, which costs
- * about a third more there (3.1x).
- * Measured and rejected (bench/README.md, "How low a fork can go"): a
- * future in the forking frame linked into a list (clove before the job
- * stack: 3.2x, and 2.8x for such a list with no runtime at all); a
- * capacity check on the fork (+7%: the job stack is a guard-paged mapping
- * instead, checked only in debug builds); a state word written by every
- * fork (+5%: the join tests fn, which the owner clears when it takes a
- * record).
+ * The record's address is the future: it stays in a register, and nothing
+ * in the forking frame has its address taken, so the compiler can compile
+ * the recursion much as it does the plain one. clove_fork also stores fn
+ * and arg in the future, which with the argument block lives in the
+ * caller's frame. There is no capacity check (the job stack ends in a
+ * guard page; debug builds check) and no state word written per fork (the
+ * join tests fn, which the owner clears when it takes a record).
  *
  * clove_fork: make fn(t, arg) available to other workers. f must stay
  * alive (it is usually a local) until the matching clove_join. Forks and

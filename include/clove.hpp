@@ -43,6 +43,17 @@
 #ifndef CLOVE_HPP
 #define CLOVE_HPP
 
+/* MSVC keeps __cplusplus at 199711L unless /Zc:__cplusplus; _MSVC_LANG
+ * has the real standard. */
+#if defined(_MSVC_LANG) && _MSVC_LANG > __cplusplus
+#define CLOVE__CPLUSPLUS _MSVC_LANG
+#else
+#define CLOVE__CPLUSPLUS __cplusplus
+#endif
+#if CLOVE__CPLUSPLUS < 201703L
+#error "clove.hpp needs C++17 or later (-std=c++17, /std:c++17); from older C++, include <clove.h>, the C interface"
+#else
+
 #include <clove.h>
 
 #include <algorithm>
@@ -1128,5 +1139,8 @@ void stable_sort(task t, RandomIt first, RandomIt last, Compare comp = Compare()
 #undef CLOVE__TRY
 #undef CLOVE__CATCH_ALL
 #undef CLOVE__CXX_EXCEPTIONS
+
+#endif /* C++17 */
+#undef CLOVE__CPLUSPLUS
 
 #endif /* CLOVE_HPP */

@@ -4,9 +4,10 @@
 # a C compiler, CMake and make. Nothing else is required by the library.
 # Optional extras (clang for the warnings build, valgrind for instruction
 # counts, oneTBB for the tree_sum peers, Open MPI for examples/mpi, groff
-# and man-db to check docs/clove.3, cargo and Debian's rayon crate for the
-# Rayon companion bench/rayon, gnuplot for bench/plot.sh) are installed only
-# when asked: scripts/deps.sh clang valgrind tbb mpi man rayon plot
+# and man-db to check the man pages, pkg-config for the consumer checks,
+# cargo and Debian's rayon crate for the Rayon companion bench/rayon,
+# gnuplot for bench/plot.sh) are installed only when asked:
+# scripts/deps.sh clang valgrind tbb mpi man pkgconfig rayon plot
 set -euo pipefail
 need=()
 command -v cc >/dev/null 2>&1 || need+=(build-essential)
@@ -22,6 +23,7 @@ for extra in "$@"; do
     rayon) command -v cargo >/dev/null 2>&1 || need+=(cargo)
       dpkg -s librust-rayon-dev >/dev/null 2>&1 || need+=(librust-rayon-dev) ;;
     plot) command -v gnuplot >/dev/null 2>&1 || need+=(gnuplot-nox) ;;
+    pkgconfig) command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config) ;;
     man) command -v groff >/dev/null 2>&1 || need+=(groff-base)
       command -v man >/dev/null 2>&1 || need+=(man-db) ;;
     *) echo "deps.sh: unknown extra '$extra'" >&2; exit 2 ;;

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build-mpi}
 cmake -S . -B "$build" -DCLOVE_BUILD_MPI_EXAMPLE=ON -DCLOVE_BUILD_BENCH=OFF >/dev/null
 cmake --build "$build" --target example_mpi_sort -j2 >/dev/null
-ctest --test-dir "$build" -L mpi --output-on-failure --timeout 120
+(cd "$build" && ctest -L mpi --output-on-failure --timeout 120)
 
 # Open MPI refuses to run as root and to start more ranks than there are
 # cores unless told; neither matters for a check. --bind-to none lets each

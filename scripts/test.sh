@@ -10,4 +10,4 @@ shift || true
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCLOVE_WERROR=ON "$@" >/dev/null
 cmake --build "$dir" -j "$jobs"
-ctest --test-dir "$dir" -j "$jobs" --output-on-failure --timeout 300
+(cd "$dir" && ctest -j "$jobs" --output-on-failure --timeout 300)

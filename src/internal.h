@@ -77,6 +77,56 @@
 #define CLOVE__CACHE_LINE 64
 
 /*
+ * ThreadSanitizer in the user's program. The library is normally built
+ * without it, so a program compiled with -fsanitize=thread sees neither
+ * the library's atomics nor the happens-before edges they make between its
+ * own code on two threads, and reports races on correct code. Where an
+ * atomic (not the pool lock, which TSan intercepts) carries such an edge,
+ * the library tells the TSan runtime, if the process has one:
+ *   - a record published as a reserve (release) and claimed by the
+ *     heartbeat thread's CAS: the fork's writes reach the job's taker;
+ *   - the entry task handed from one clove_pool_run to the next
+ *     (entry_gen): the job stack and task fields that the inline fork/join
+ *     writes on one thread reach the next thread to enter.
+ * The runtime's functions are weak references, NULL without it: the
+ * ordinary library pays one predictable branch on those paths (none of
+ * them is the fork/join fast path). A library built with the sanitizer
+ * itself (CLOVE_TSAN, or the compiler's own macros) sees its atomics and
+ * needs none, so there the calls are left out.
+ */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CLOVE__SELF_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || (defined(CLOVE_TSAN) && CLOVE_TSAN)
+#undef CLOVE__SELF_TSAN
+#define CLOVE__SELF_TSAN 1
+#endif
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__) && !defined(CLOVE__SELF_TSAN)
+extern void __tsan_acquire(void *addr) __attribute__((weak));
+extern void __tsan_release(void *addr) __attribute__((weak));
+/* Whether the process has a TSan runtime. */
+#define clove__tsan_present() (__tsan_release != NULL)
+/* What this thread did so far happens-before a later clove__tsan_acquire
+ * of addr on another thread. */
+static inline void clove__tsan_release(void *addr)
+{
+    if (__tsan_release)
+        __tsan_release(addr);
+}
+static inline void clove__tsan_acquire(void *addr)
+{
+    if (__tsan_acquire)
+        __tsan_acquire(addr);
+}
+#else
+#define clove__tsan_present() 0
+#define clove__tsan_release(addr) ((void)(addr))
+#define clove__tsan_acquire(addr) ((void)(addr))
+#endif
+
+/*
  * Record states (struct clove__job.state), meaningful only once the owner
  * took the record off its queue (fn == NULL; a queued record's state is
  * whatever it was). Bits 0..2 are the tag; bit 3 is set when the record is
@@ -165,6 +215,8 @@ struct clove_pool {
     pthread_t hb_thread;    /* valid when nworkers > 0 */
     struct clove__slot *slots; /* [nthreads], by worker index */
     char *trace_path;          /* NULL when not tracing */
+    int trace_fd;              /* the trace file, open from create to destroy */
+    bool trace_created;        /* clove_pool_create created that file */
     uint64_t t_origin;         /* trace time 0 (ns) */
     unsigned flags;         /* config.flags */
     void (*on_start)(unsigned, void *); /* config.on_thread_start */
@@ -269,7 +321,11 @@ static inline void *clove__malloc(size_t size)
 
 /* stats.c */
 uint64_t clove__now_ns(void);
-int clove__stats_init(clove_pool *p, const char *trace_path);
+/* Counters, and the trace if trace_path is not NULL or empty: its file is
+ * opened (created if need be) here, so that a path that cannot be written
+ * is EINVAL, with one line on stderr naming it and `from` (where the path
+ * came from). Returns 0, ENOMEM or EINVAL. */
+int clove__stats_init(clove_pool *p, const char *trace_path, const char *from);
 /* Frees the counters and trace buffers; writes the trace first if write. */
 void clove__stats_fini(clove_pool *p, bool write);
 void clove__trace_write(struct clove__trace *tr, uint32_t kind, uint64_t t0, uint64_t t1);

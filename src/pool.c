@@ -419,22 +419,28 @@ static void run_leave(clove_pool *p)
 /* Create and destroy                                                       */
 /* ------------------------------------------------------------------------ */
 
-/* CLOVE_THREADS, when set: 0 = not set, else the value; EINVAL (as -1)
- * when set to anything but a decimal 1 .. CLOVE_MAX_THREADS. */
+/* CLOVE_THREADS, when set: 0 = not set, else the value; -1 (EINVAL)
+ * when set to anything but a decimal 1 .. CLOVE_MAX_THREADS, after one
+ * line on stderr that names the variable and the value refused. */
 static long env_threads(void)
 {
     const char *s = getenv("CLOVE_THREADS");
     if (s == NULL)
         return 0;
     long v = 0;
-    if (*s == 0)
-        return -1;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9' || v > (long)CLOVE_MAX_THREADS)
-            return -1;
-        v = v * 10 + (*s - '0');
+    const char *c = s;
+    for (; *c; c++) {
+        if (*c < '0' || *c > '9' || v > (long)CLOVE_MAX_THREADS)
+            break;
+        v = v * 10 + (*c - '0');
     }
-    return v >= 1 && v <= (long)CLOVE_MAX_THREADS ? v : -1;
+    if (*s != 0 && *c == 0 && v >= 1 && v <= (long)CLOVE_MAX_THREADS)
+        return v;
+    fprintf(stderr,
+            "clove: CLOVE_THREADS=\"%.64s\" refused: it must be a whole number from 1 to %u "
+            "(clove_pool_create returns EINVAL)\n",
+            s, CLOVE_MAX_THREADS);
+    return -1;
 }
 
 static unsigned default_threads(void)
@@ -539,13 +545,38 @@ static int create_failed(clove_pool *p, int rc)
     return rc;
 }
 
-int clove_pool_create(clove_pool **out, const clove_config *config)
+/* sizeof(clove_config) in version 0.1: the smallest config_size taken,
+ * and the layout that the function clove_pool_create (not the macro)
+ * reads. Fields added later go after trace_path. */
+#define CONFIG_SIZE_0_1 (offsetof(clove_config, trace_path) + sizeof(const char *))
+_Static_assert(sizeof(clove_config) >= CONFIG_SIZE_0_1, "clove_config only grows");
+
+int (clove_pool_create)(clove_pool **out, const clove_config *config)
 {
-    static const clove_config defaults = {0};
+    return clove_pool_create_sized(out, config, CONFIG_SIZE_0_1);
+}
+
+int clove_pool_create_sized(clove_pool **out, const clove_config *user, size_t size)
+{
+    /* The caller's config in this library's layout: what it lacks is 0. */
+    clove_config cfg = {0};
+    const clove_config *config = &cfg;
     if (out == NULL)
         return EINVAL;
-    if (config == NULL)
-        config = &defaults;
+    if (user != NULL) {
+        if (size < CONFIG_SIZE_0_1)
+            return EINVAL;
+        memcpy(&cfg, user, size < sizeof cfg ? size : sizeof cfg);
+        for (size_t i = sizeof cfg; i < size; i++)
+            if (((const unsigned char *)user)[i] != 0) {
+                fprintf(stderr,
+                        "clove: clove_pool_create: the config sets fields that this "
+                        "library (clove %s) does not know; the program was built "
+                        "against a newer clove.h (returns EINVAL)\n",
+                        clove_version_string());
+                return EINVAL;
+            }
+    }
     if (config->threads > CLOVE_MAX_THREADS ||
         config->heartbeat_us > CLOVE_MAX_HEARTBEAT_US ||
         (config->stack_size != 0 && config->stack_size < 65536) ||
@@ -585,10 +616,11 @@ int clove_pool_create(clove_pool **out, const clove_config *config)
         return ENOMEM;
     }
     const char *trace = config->trace_path ? config->trace_path : getenv("CLOVE_TRACE");
-    if (clove__stats_init(p, trace) != 0) {
+    int src = clove__stats_init(p, trace, config->trace_path ? "config.trace_path" : "CLOVE_TRACE");
+    if (src != 0) {
         pthread_mutex_destroy(&p->lock);
         free(p);
-        return ENOMEM;
+        return src;
     }
     /* The entry task's job stack, so that a pool used by one thread at a
      * time never maps one after creation. */
@@ -785,11 +817,13 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
         /* Counted as a run by that (runs_now): the seq_cst exchange and
          * the kick's load are run_enter's half of hb_sleep's handshake. */
         clove_task *t = &p->entry;
+        clove__tsan_acquire(t);
         if (p->nworkers > 0) {
             atomic_store_explicit(&t->heartbeat, CLOVE__HB_ARM, memory_order_relaxed);
             clove__hb_kick(p);
         }
         run_on(t, fn, arg, outer);
+        clove__tsan_release(t);
         atomic_store_explicit(&p->entry_gen, gen + 2, memory_order_release);
         return 0;
     }

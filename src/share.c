@@ -246,6 +246,10 @@ static void note_stolen(clove_task *t)
 {
     clove__count(t, CLOVE__ST_STOLEN, 1);
     if (CLOVE__UNLIKELY(t->slot->trace != NULL)) {
+        /* Every caller has read reserve == NULL as written by the heartbeat
+         * thread's CAS (a release, after its store of stolen_ns): with
+         * this fence, that read makes the store visible. */
+        atomic_thread_fence(memory_order_acquire);
         uint64_t when = atomic_load_explicit(&t->stolen_ns, memory_order_relaxed);
         clove__trace_write(t->slot->trace, CLOVE__EV_STOLEN, when, when);
     }
@@ -291,6 +295,14 @@ static inline uintptr_t seq_bits(uint32_t nshared)
     return ((uintptr_t)nshared & CLOVE__SEQ_MASK) << CLOVE__SEQ_SHIFT;
 }
 
+/* reserve_oldest's publication when a TSan runtime is present: out of
+ * line, so that the usual path keeps no frame for the call. */
+static CLOVE__NOINLINE void publish_reserve_tsan(clove_task *t, struct clove__job *f)
+{
+    clove__tsan_release(f); /* everything before the fork, for the taker */
+    atomic_store_explicit(&t->reserve, f, memory_order_release);
+}
+
 static inline void reserve_oldest(clove_task *t)
 {
     struct clove__job *f = take_oldest(t);
@@ -298,7 +310,10 @@ static inline void reserve_oldest(clove_task *t)
     t->nshared++;
     t->reserved = f;
     /* Publishes out.run, arg and state to whoever claims f. */
-    atomic_store_explicit(&t->reserve, f, memory_order_release);
+    if (CLOVE__UNLIKELY(clove__tsan_present()))
+        publish_reserve_tsan(t, f);
+    else
+        atomic_store_explicit(&t->reserve, f, memory_order_release);
 }
 
 /* Share the claimed record f of owner into the ring as SHARED, keeping its
@@ -321,12 +336,20 @@ clove_task *clove__steal_locked(clove_task *w)
     if (p->idle_first == NULL || ring_full(p))
         return NULL;
     struct clove__job *f = atomic_load_explicit(&w->reserve, memory_order_relaxed);
-    if (f == NULL ||
-        !atomic_compare_exchange_strong_explicit(&w->reserve, &f, NULL, memory_order_acquire,
+    if (f == NULL)
+        return NULL;
+    /* The steal's time for the trace, stored before the CAS and published
+     * by it (release): the owner notices the steal by reading reserve ==
+     * NULL, and note_stolen's acquire fence then shows it this time, never
+     * an older one.
+     * Only the heartbeat thread stores it, so a failed CAS leaves a time
+     * that the next successful one overwrites before the owner looks. */
+    if (CLOVE__UNLIKELY(p->trace_path != NULL))
+        atomic_store_explicit(&w->stolen_ns, clove__now_ns(), memory_order_relaxed);
+    if (!atomic_compare_exchange_strong_explicit(&w->reserve, &f, NULL, memory_order_acq_rel,
                                                  memory_order_relaxed))
         return NULL;
-    /* Read by the owner (relaxed: a trace timestamp, no data behind it). */
-    atomic_store_explicit(&w->stolen_ns, clove__now_ns(), memory_order_relaxed);
+    clove__tsan_acquire(f);
     share_locked(p, f, w);
     /* Let the owner reserve its next oldest fork at its next tick. Release,
      * and before the idle task is taken (its idle_count store, also a
@@ -375,6 +398,7 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
 {
     clove_pool *p = t->pool;
     clove_task *wake = NULL;
+    uint64_t when = 0; /* the trace's time of this beat */
     /* Only the heartbeat thread clears t->reserve behind our back. The
      * acquire orders (memory orders in this handler: model/README.md,
      * "Atomics"): if our exchange took the BEAT the thief stored after its
@@ -410,6 +434,11 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
                     share_locked(p, f, t);
                     wake = p->idle_first;
                     clove__idle_remove_locked(wake);
+                    /* The share's time, read before the wake-up: the
+                     * woken task may start the job, and this thread be
+                     * preempted, before the wake-up call returns. */
+                    if (CLOVE__UNLIKELY(t->slot->trace != NULL))
+                        when = clove__now_ns();
                 }
             }
             clove__unlock(p);
@@ -419,8 +448,10 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
             }
         }
         if (CLOVE__UNLIKELY(t->slot->trace != NULL)) {
-            uint64_t now = clove__now_ns();
-            clove__trace_write(t->slot->trace, wake ? CLOVE__EV_SHARE : CLOVE__EV_BEAT, now, now);
+            if (wake == NULL)
+                when = clove__now_ns();
+            clove__trace_write(t->slot->trace, wake ? CLOVE__EV_SHARE : CLOVE__EV_BEAT, when,
+                               when);
         }
     }
     if (t->reserved == NULL && p->nworkers > 0) {

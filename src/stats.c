@@ -34,6 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define TRACE_EVENTS 32768u /* per worker index: 24 bytes each, 768 KiB */
 
@@ -53,7 +56,20 @@ void clove__trace_write(struct clove__trace *tr, uint32_t kind, uint64_t t0, uin
     tr->n++;
 }
 
-int clove__stats_init(clove_pool *p, const char *trace_path)
+/* Open the trace file for writing without truncating it yet (the trace
+ * is written at destroy); *created tells whether this call created it, so
+ * that a create that fails later can remove it again. -1 and errno on
+ * failure. */
+static int open_trace(const char *path, bool *created)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    *created = fd >= 0;
+    if (fd < 0 && errno == EEXIST)
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+    return fd;
+}
+
+int clove__stats_init(clove_pool *p, const char *trace_path, const char *from)
 {
     void *mem = NULL;
     size_t bytes = (size_t)p->nthreads * sizeof *p->slots;
@@ -68,9 +84,12 @@ int clove__stats_init(clove_pool *p, const char *trace_path)
         p->slots[i].trace = NULL;
     }
     p->trace_path = NULL;
+    p->trace_fd = -1;
+    p->trace_created = false;
     if (trace_path == NULL || trace_path[0] == 0)
         return 0;
     size_t len = strlen(trace_path) + 1;
+    int rc = ENOMEM;
     p->trace_path = clove__malloc(len);
     if (p->trace_path == NULL)
         goto fail;
@@ -84,6 +103,17 @@ int clove__stats_init(clove_pool *p, const char *trace_path)
         tr->n = 0;
         p->slots[i].trace = tr;
     }
+    p->trace_fd = open_trace(trace_path, &p->trace_created);
+    if (p->trace_fd < 0) {
+        if (errno == ENOMEM)
+            goto fail;
+        fprintf(stderr,
+                "clove: %s=\"%s\" refused: cannot open it for writing: %s "
+                "(clove_pool_create returns EINVAL)\n",
+                from, trace_path, strerror(errno));
+        rc = EINVAL;
+        goto fail;
+    }
     p->t_origin = clove__now_ns();
     return 0;
 fail:
@@ -93,7 +123,7 @@ fail:
     free(p->slots);
     p->slots = NULL;
     p->trace_path = NULL;
-    return ENOMEM;
+    return rc;
 }
 
 static const char *event_name(uint32_t kind)
@@ -110,41 +140,49 @@ static const char *event_name(uint32_t kind)
     }
 }
 
-static void write_trace(const clove_pool *p)
+/* Write the trace into p->trace_fd (from its start) and close it. */
+static void write_trace(clove_pool *p)
 {
-    FILE *f = fopen(p->trace_path, "w");
+    /* A regular file is truncated now (it may have held an older trace);
+     * anything else (/dev/null, a terminal) is written as it is. */
+    FILE *f = NULL;
+    struct stat st;
+    if (fstat(p->trace_fd, &st) == 0 && (!S_ISREG(st.st_mode) || ftruncate(p->trace_fd, 0) == 0))
+        f = fdopen(p->trace_fd, "w");
     if (f == NULL) {
         fprintf(stderr, "clove: cannot write the trace to %s: %s\n", p->trace_path,
                 strerror(errno));
+        close(p->trace_fd);
         return;
     }
+    int pid = (int)getpid();
     fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-    fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
+    fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
                "\"args\":{\"name\":\"clove pool (%u threads, heartbeat %u us)\"}}",
-            p->nthreads, p->heartbeat_us);
+            pid, p->nthreads, p->heartbeat_us);
     for (unsigned i = 0; i < p->nthreads; i++) {
         const struct clove__trace *tr = p->slots[i].trace;
         uint64_t first = tr->n > tr->cap ? tr->n - tr->cap : 0;
         if (i == 0)
-            fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
+            fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
                        "\"args\":{\"name\":\"caller (index 0)\",\"dropped\":%" PRIu64 "}}",
-                    first);
+                    pid, first);
         else
-            fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,"
+            fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,"
                        "\"args\":{\"name\":\"clove-%u\",\"dropped\":%" PRIu64 "}}",
-                    i, i, first);
+                    pid, i, i, first);
         for (uint64_t k = first; k < tr->n; k++) {
             const struct clove__event *e = &tr->ev[k % tr->cap];
             double ts = (double)(e->t0 - p->t_origin) / 1000.0;
             if (e->kind == CLOVE__EV_BEAT || e->kind == CLOVE__EV_SHARE ||
                 e->kind == CLOVE__EV_STOLEN)
-                fprintf(f, ",\n{\"name\":\"%s\",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,"
+                fprintf(f, ",\n{\"name\":\"%s\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,"
                            "\"tid\":%u,\"ts\":%.3f}",
-                        event_name(e->kind), i, ts);
+                        event_name(e->kind), pid, i, ts);
             else
-                fprintf(f, ",\n{\"name\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%u,"
+                fprintf(f, ",\n{\"name\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u,"
                            "\"ts\":%.3f,\"dur\":%.3f}",
-                        event_name(e->kind), i, ts, (double)(e->t1 - e->t0) / 1000.0);
+                        event_name(e->kind), pid, i, ts, (double)(e->t1 - e->t0) / 1000.0);
         }
     }
     fprintf(f, "\n]}\n");
@@ -157,8 +195,14 @@ void clove__stats_fini(clove_pool *p, bool write)
 {
     if (p->slots == NULL)
         return;
-    if (write && p->trace_path)
+    if (p->trace_path && write) {
         write_trace(p);
+    } else if (p->trace_path) {
+        /* clove_pool_create failed: leave no file it created behind. */
+        close(p->trace_fd);
+        if (p->trace_created)
+            unlink(p->trace_path);
+    }
     for (unsigned i = 0; i < p->nthreads; i++)
         free(p->slots[i].trace);
     free(p->trace_path);
@@ -185,9 +229,30 @@ static void to_stats(const uint64_t c[CLOVE__NSTATS], clove_stats *s)
     s->stolen = c[CLOVE__ST_STOLEN];
 }
 
-int clove_pool_stats(const clove_pool *cp, clove_stats *total, clove_stats *per_worker, size_t n)
+/* sizeof(clove_stats) in version 0.1 (see clove_pool_stats_sized). */
+#define STATS_SIZE_0_1 (offsetof(clove_stats, stolen) + sizeof(uint64_t))
+_Static_assert(sizeof(clove_stats) >= STATS_SIZE_0_1, "clove_stats only grows");
+
+/* Store s into the caller's clove_stats of size bytes (>= STATS_SIZE_0_1):
+ * counters its layout lacks are dropped, counters this library lacks are
+ * zero. */
+static void store_stats(const clove_stats *s, void *out, size_t size)
 {
-    if (cp == NULL || (total == NULL && per_worker == NULL))
+    size_t n = size < sizeof *s ? size : sizeof *s;
+    memcpy(out, s, n);
+    memset((char *)out + n, 0, size - n);
+}
+
+int (clove_pool_stats)(const clove_pool *cp, clove_stats *total, clove_stats *per_worker,
+                      size_t n)
+{
+    return clove_pool_stats_sized(cp, total, per_worker, n, STATS_SIZE_0_1);
+}
+
+int clove_pool_stats_sized(const clove_pool *cp, clove_stats *total, clove_stats *per_worker,
+                           size_t n, size_t size)
+{
+    if (cp == NULL || (total == NULL && per_worker == NULL) || size < STATS_SIZE_0_1)
         return EINVAL;
     clove_pool *p = (clove_pool *)cp; /* the lock is not part of its value */
     uint64_t sum[CLOVE__NSTATS];
@@ -207,10 +272,16 @@ int clove_pool_stats(const clove_pool *cp, clove_stats *total, clove_stats *per_
         read_slot(&p->slots[i], c);
         for (int k = 0; k < CLOVE__NSTATS; k++)
             sum[k] += c[k];
-        if (per_worker && i < n)
-            to_stats(c, &per_worker[i]);
+        if (per_worker && i < n) {
+            clove_stats s;
+            to_stats(c, &s);
+            store_stats(&s, (char *)per_worker + i * size, size);
+        }
     }
-    if (total)
-        to_stats(sum, total);
+    if (total) {
+        clove_stats s;
+        to_stats(sum, &s);
+        store_stats(&s, total, size);
+    }
     return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * release_join.c - clove_join and clove_join_value as code built without
+ * release_join.c - clove_join, clove_join_value and clove_fork as code built without
  * the debug checks calls them (CLOVE_DEBUG 0 in this file only), so that
  * test_misuse.c can check what the library's own slow path reports,
  * whatever CLOVE_DEBUG the rest of the tests use.
@@ -16,4 +16,9 @@ bool release_join(clove_task *t, clove_future *f)
 bool release_join_value(clove_task *t, clove_future *f, int64_t *result)
 {
     return clove_join_value(t, f, result);
+}
+
+void release_fork(clove_task *t, clove_future *f, clove_fn *fn, void *arg)
+{
+    clove_fork(t, f, fn, arg);
 }

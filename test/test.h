@@ -162,9 +162,10 @@ unsigned thread_count(void);
  * must give back every job stack they mapped. Other mappings of that size
  * are unlikely but would only need to stay put during a test. */
 long job_stack_maps(void);
-/* release_join.c: the joins as compiled with CLOVE_DEBUG 0. */
+/* release_join.c: the joins and clove_fork as compiled with CLOVE_DEBUG 0. */
 bool release_join(clove_task *t, clove_future *f);
 bool release_join_value(clove_task *t, clove_future *f, int64_t *result);
+void release_fork(clove_task *t, clove_future *f, clove_fn *fn, void *arg);
 /* The thread count to come back to: starts (and joins) one plain thread
  * first, so that helper threads a sanitizer runtime starts with the first
  * pthread_create (ThreadSanitizer's background thread) are counted in. */
@@ -186,6 +187,14 @@ char thread_state(pid_t tid);
 /* Run "clove_tests --misuse NAME" as a child process with stderr captured.
  * Returns the wait status; *err gets the captured stderr (malloc'd). */
 int run_self_child(const char *name, char **err);
+
+/* Send this process's stderr (fd 2) to a temporary file until
+ * stderr_capture_end(), which restores it and returns what was written
+ * (malloc'd, NUL-terminated). Not nestable. */
+void stderr_capture_begin(void);
+char *stderr_capture_end(void);
+/* Lines (newline-terminated) in s. */
+unsigned count_lines(const char *s);
 
 /* Sum of values over a contiguous index range, for cross-checking. */
 struct sums {

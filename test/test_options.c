@@ -210,10 +210,22 @@ void test_options_env_threads(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ASSERT_OK(setenv("CLOVE_THREADS", bad[i], 1));
         clove_pool *q = NULL;
+        stderr_capture_begin();
         int rc = clove_pool_create(&q, NULL);
+        char *err = stderr_capture_end();
         ASSERT_MSG(rc == EINVAL, "CLOVE_THREADS=\"%s\": create returned %d", bad[i], rc);
         ASSERT_EQ_P(q, NULL);
+        /* One line naming the variable and the value refused. */
+        char want[64];
+        snprintf(want, sizeof want, "clove: CLOVE_THREADS=\"%s\" refused", bad[i]);
+        ASSERT_CONTAINS(err, want);
+        ASSERT_MSG(count_lines(err) == 1, "CLOVE_THREADS=\"%s\": stderr was:\n%s", bad[i], err);
+        free(err);
+        stderr_capture_begin();
         ASSERT_OK(clove_pool_create(&q, &two)); /* ignored when threads is given */
+        err = stderr_capture_end();
+        ASSERT_MSG(err[0] == 0, "CLOVE_THREADS ignored, yet stderr was:\n%s", err);
+        free(err);
         clove_pool_destroy(q);
     }
     ASSERT_OK(setenv("CLOVE_THREADS", "40", 1));
@@ -227,4 +239,104 @@ void test_options_env_threads(void)
     clove_pool *q = NULL;
     ASSERT_EQ_I(clove_pool_create(&q, &flags), EINVAL);
     ASSERT_EQ_P(q, NULL);
+}
+
+void test_options_version(void)
+{
+    ASSERT_EQ_I(clove_version(), CLOVE_VERSION);
+    ASSERT_EQ_I(CLOVE_VERSION,
+                CLOVE_VERSION_MAJOR * 10000 + CLOVE_VERSION_MINOR * 100 + CLOVE_VERSION_PATCH);
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", CLOVE_VERSION_MAJOR, CLOVE_VERSION_MINOR,
+             CLOVE_VERSION_PATCH);
+    ASSERT_MSG(strcmp(clove_version_string(), want) == 0, "clove_version_string() = %s",
+               clove_version_string());
+    ASSERT_MSG(strcmp(CLOVE_VERSION_STRING, want) == 0, "CLOVE_VERSION_STRING = %s",
+               CLOVE_VERSION_STRING);
+}
+
+/* clove_config as a later header might declare it: today's fields, then
+ * one more. */
+struct config_next {
+    clove_config base;
+    uint64_t newer;
+};
+
+void test_options_config_size(void)
+{
+    clove_pool *p = NULL;
+    clove_config cfg = {.threads = 2, .heartbeat_us = 7};
+    /* The function (not the macro): the 0.1 layout. */
+    ASSERT_OK((clove_pool_create)(&p, &cfg));
+    ASSERT_EQ_U(clove_pool_threads(p), 2);
+    clove_pool_destroy(p);
+    ASSERT_OK((clove_pool_create)(&p, NULL));
+    clove_pool_destroy(p);
+    /* The macro passes sizeof(clove_config). */
+    ASSERT_OK(clove_pool_create_sized(&p, &cfg, sizeof cfg));
+    ASSERT_EQ_U(clove_pool_threads(p), 2);
+    clove_pool_destroy(p);
+    /* A program built against a newer header: its new field zero is taken
+     * as the default; non-zero is refused with one line on stderr. */
+    struct config_next next = {.base = cfg, .newer = 0};
+    ASSERT_OK(clove_pool_create_sized(&p, &next.base, sizeof next));
+    ASSERT_EQ_U(clove_pool_threads(p), 2);
+    clove_pool_destroy(p);
+    next.newer = 1;
+    p = NULL;
+    stderr_capture_begin();
+    int rc = clove_pool_create_sized(&p, &next.base, sizeof next);
+    char *err = stderr_capture_end();
+    ASSERT_EQ_I(rc, EINVAL);
+    ASSERT_EQ_P(p, NULL);
+    ASSERT_CONTAINS(err, "does not know");
+    ASSERT_CONTAINS(err, clove_version_string());
+    ASSERT_EQ_U(count_lines(err), 1);
+    free(err);
+    /* Smaller than any clove_config ever was. */
+    ASSERT_EQ_I(clove_pool_create_sized(&p, &cfg, offsetof(clove_config, trace_path)), EINVAL);
+    ASSERT_EQ_P(p, NULL);
+    /* NULL config: the size does not matter. */
+    ASSERT_OK(clove_pool_create_sized(&p, NULL, 0));
+    clove_pool_destroy(p);
+}
+
+static void stats_run(clove_task *t, void *arg)
+{
+    (void)t;
+    (void)arg;
+}
+
+/* clove_stats as a later header might declare it. */
+struct stats_next {
+    clove_stats base;
+    uint64_t newer;
+};
+
+void test_options_stats_size(void)
+{
+    clove_pool *p = make_pool(3, 1);
+    ASSERT_OK(clove_pool_run(p, stats_run, NULL));
+    clove_stats want[3], total;
+    ASSERT_OK(clove_pool_stats(p, &total, want, 3));
+    /* A larger stride: each element gets today's counters and a zero. */
+    struct stats_next next[3], next_total;
+    memset(next, 0xa5, sizeof next);
+    memset(&next_total, 0xa5, sizeof next_total);
+    ASSERT_OK(clove_pool_stats_sized(p, &next_total.base, &next[0].base, 3, sizeof next[0]));
+    for (int i = 0; i < 3; i++) {
+        /* Sleeps may have been counted between the two calls. */
+        ASSERT_EQ_U(next[i].base.ran, want[i].ran);
+        ASSERT_EQ_U(next[i].base.heartbeats, want[i].heartbeats);
+        ASSERT_GE_U(next[i].base.sleeps, want[i].sleeps);
+        ASSERT_EQ_U(next[i].newer, 0);
+    }
+    ASSERT_EQ_U(next_total.base.ran, total.ran);
+    ASSERT_EQ_U(next_total.newer, 0);
+    /* The function: the 0.1 layout. */
+    clove_stats one;
+    ASSERT_OK((clove_pool_stats)(p, &one, NULL, 0));
+    ASSERT_EQ_U(one.ran, total.ran);
+    ASSERT_EQ_I(clove_pool_stats_sized(p, &one, NULL, 0, sizeof one - 8), EINVAL);
+    clove_pool_destroy(p);
 }

@@ -6,6 +6,7 @@
  * every track, and tracing to a bad path fails softly.
  */
 #include "test.h"
+#include "../src/fault.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -270,6 +271,12 @@ struct trace_counts {
     unsigned tracks;
 };
 
+static int double_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* Parses the trace written by the library (one event per line) and checks
  * it; returns the counts per track. */
 static void parse_trace(const char *path, unsigned nthreads, struct trace_counts *tc)
@@ -279,6 +286,12 @@ static void parse_trace(const char *path, unsigned nthreads, struct trace_counts
     memset(tc, 0, sizeof *tc);
     size_t cap = 1 << 16, nspans[64] = {0};
     struct span *spans[64];
+    /* Start times of shared jobs, and times of the shares and steals that
+     * handed them out, on every track. */
+    size_t njob = 0, ngive = 0;
+    double *job_ts = malloc(cap * sizeof *job_ts), *give_ts = malloc(cap * sizeof *give_ts);
+    ASSERT(job_ts != NULL && give_ts != NULL);
+    int pid = (int)getpid(), epid;
     for (unsigned i = 0; i < 64; i++)
         spans[i] = NULL;
     char line[512];
@@ -294,6 +307,9 @@ static void parse_trace(const char *path, unsigned nthreads, struct trace_counts
         char name[32];
         unsigned tid;
         double ts, dur;
+        const char *pp = strstr(line, "\"pid\":");
+        ASSERT_MSG(pp && sscanf(pp, "\"pid\":%d,", &epid) == 1 && epid == pid,
+                   "pid is not the process id %d: %s", pid, line);
         if (strstr(line, "\"ph\":\"M\"")) {
             ASSERT_MSG(strstr(line, "\"name\":\"thread_name\"") ||
                        strstr(line, "\"name\":\"process_name\""), "bad metadata: %s", line);
@@ -303,12 +319,15 @@ static void parse_trace(const char *path, unsigned nthreads, struct trace_counts
             }
             continue;
         }
-        if (sscanf(line, "{\"name\":\"%31[a-z]\",\"ph\":\"X\",\"pid\":1,\"tid\":%u,\"ts\":%lf,"
-                         "\"dur\":%lf}", name, &tid, &ts, &dur) == 4) {
+        if (sscanf(line, "{\"name\":\"%31[a-z]\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%lf,"
+                         "\"dur\":%lf}", name, &epid, &tid, &ts, &dur) == 5) {
             ASSERT_LT_U(tid, nthreads);
             ASSERT_MSG(dur >= 0 && ts >= 0, "negative time: %s", line);
-            if (!strcmp(name, "job"))
+            if (!strcmp(name, "job")) {
                 tc->jobs[tid]++;
+                ASSERT_LT_U(njob, cap);
+                job_ts[njob++] = ts;
+            }
             else if (!strcmp(name, "wait"))
                 tc->waits[tid]++;
             else if (!strcmp(name, "sleep"))
@@ -323,8 +342,8 @@ static void parse_trace(const char *path, unsigned nthreads, struct trace_counts
             }
             ASSERT_LT_U(nspans[tid], cap);
             spans[tid][nspans[tid]++] = (struct span){ts, dur};
-        } else if (sscanf(line, "{\"name\":\"%31[a-z]\",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,"
-                                "\"tid\":%u,\"ts\":%lf}", name, &tid, &ts) == 3) {
+        } else if (sscanf(line, "{\"name\":\"%31[a-z]\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,"
+                                "\"tid\":%u,\"ts\":%lf}", name, &epid, &tid, &ts) == 4) {
             ASSERT_LT_U(tid, nthreads);
             if (!strcmp(name, "heartbeat"))
                 tc->beats[tid]++;
@@ -334,6 +353,10 @@ static void parse_trace(const char *path, unsigned nthreads, struct trace_counts
                 tc->stolen[tid]++;
             else
                 ASSERT_MSG(0, "unknown instant %s", line);
+            if (!strcmp(name, "share") || !strcmp(name, "stolen")) {
+                ASSERT_LT_U(ngive, cap);
+                give_ts[ngive++] = ts;
+            }
         } else {
             ASSERT_MSG(0, "unparsable trace line: %s", line);
         }
@@ -342,6 +365,18 @@ static void parse_trace(const char *path, unsigned nthreads, struct trace_counts
     fclose(f);
     ASSERT(closed);
     ASSERT_EQ_U(tc->tracks, nthreads);
+    /* Every shared job was handed out, by a share or a steal, before it
+     * started: the k-th job to start has at least k+1 of those before it
+     * (each job its own; a share its owner took back has none). */
+    qsort(job_ts, njob, sizeof *job_ts, double_cmp);
+    qsort(give_ts, ngive, sizeof *give_ts, double_cmp);
+    ASSERT_LE_U(njob, ngive);
+    for (size_t k = 0; k < njob; k++)
+        ASSERT_MSG(give_ts[k] <= job_ts[k] + 0.0015,
+                   "shared job %zu starts at %.3f us, before its share or steal: the "
+                   "%zu-th of those is at %.3f us", k, job_ts[k], k + 1, give_ts[k]);
+    free(job_ts);
+    free(give_ts);
     /* Spans on one track nest: each lies inside the enclosing one or after
      * it (times are printed to the ns, hence the tolerance). */
     const double eps = 0.0015;
@@ -465,11 +500,66 @@ void test_trace_timeline(void)
     ASSERT_EQ_U(tc.runs[0], 1);
     ASSERT_OK(unlink(path));
 
-    /* A path that cannot be written: the pool works, destroy reports it on
-     * stderr and goes on. */
-    clove_config bad = {.threads = 2, .heartbeat_us = 1,
-                        .trace_path = "/nonexistent-dir/clove/trace.json"};
-    ASSERT_OK(clove_pool_create(&p, &bad));
-    ASSERT_OK(clove_pool_run(p, busy_run, &c));
+    /* The file is opened (here: created) by clove_pool_create. */
+    temp_path(path, sizeof path);
+    ASSERT_OK(unlink(path));
+    clove_config fresh = {.threads = 2, .trace_path = path};
+    ASSERT_OK(clove_pool_create(&p, &fresh));
+    ASSERT_OK(access(path, W_OK));
     clove_pool_destroy(p);
+    parse_trace(path, 2, &tc);
+    ASSERT_OK(unlink(path));
+
+    /* A path that cannot be written: EINVAL at create, with one line on
+     * stderr naming where the path came from and the path. */
+    static const char bad_path[] = "/nonexistent-dir/clove/trace.json";
+    for (int env = 0; env < 2; env++) {
+        clove_config bad = {.threads = 2, .heartbeat_us = 1,
+                            .trace_path = env ? NULL : bad_path};
+        if (env)
+            ASSERT_OK(setenv("CLOVE_TRACE", bad_path, 1));
+        p = NULL;
+        stderr_capture_begin();
+        int rc = clove_pool_create(&p, &bad);
+        char *err = stderr_capture_end();
+        if (env)
+            ASSERT_OK(unsetenv("CLOVE_TRACE"));
+        ASSERT_EQ_I(rc, EINVAL);
+        ASSERT_EQ_P(p, NULL);
+        ASSERT_CONTAINS(err, env ? "clove: CLOVE_TRACE=\"/nonexistent-dir/clove/trace.json\""
+                                 : "clove: config.trace_path=\"/nonexistent-dir/clove/trace.json\"");
+        ASSERT_CONTAINS(err, "No such file or directory");
+        ASSERT_EQ_U(count_lines(err), 1);
+        free(err);
+    }
+}
+
+/* A create that fails after opening the trace file removes the file it
+ * created, and leaves one that existed alone. */
+void test_trace_create_fails(void)
+{
+    char path[256];
+    temp_path(path, sizeof path);
+    for (int existed = 0; existed < 2; existed++) {
+        if (!existed)
+            ASSERT_OK(unlink(path));
+        clove_config cfg = {.threads = 3, .trace_path = path};
+        clove_pool *p = NULL;
+        clove__fault_arm(CLOVE__FAULT_THREAD, 2);
+        int rc = clove_pool_create(&p, &cfg);
+        clove__fault_arm(CLOVE__FAULT_THREAD, 0);
+        ASSERT_EQ_I(rc, EAGAIN);
+        ASSERT_EQ_P(p, NULL);
+        if (existed)
+            ASSERT_OK(access(path, F_OK));
+        else
+            ASSERT_MSG(access(path, F_OK) != 0, "create failed but left %s behind", path);
+        if (!existed) {
+            /* For the second round: a file that exists. */
+            FILE *f = fopen(path, "w");
+            ASSERT(f != NULL);
+            fclose(f);
+        }
+    }
+    ASSERT_OK(unlink(path));
 }

@@ -3,6 +3,7 @@
  * distinct values, checked against the closed form. */
 #include <clove.h>
 #include <stdio.h>
+#include <string.h>
 
 struct range { uint64_t lo, hi, sum; };
 
@@ -21,6 +22,13 @@ static void sum_range(clove_task *t, void *arg)
 
 int main(void)
 {
+    /* The library it runs with is the one it was built against. */
+    if (clove_version() != CLOVE_VERSION ||
+        strcmp(clove_version_string(), CLOVE_VERSION_STRING) != 0) {
+        fprintf(stderr, "consumer: header %s, library %s\n", CLOVE_VERSION_STRING,
+                clove_version_string());
+        return 1;
+    }
     clove_pool *pool;
     clove_config cfg = {.threads = 2, .heartbeat_us = 10};
     if (clove_pool_create(&pool, &cfg) != 0)
