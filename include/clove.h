@@ -169,7 +169,6 @@ extern "C" {
 typedef struct clove_pool clove_pool;     /* opaque */
 typedef struct clove_task clove_task;     /* per-worker context, passed down */
 typedef struct clove_future clove_future; /* a handle in the forking frame */
-struct clove__slot;                       /* private: per-worker counters */
 struct clove__job;                        /* private: a record in a job stack */
 typedef void clove_fn(clove_task *t, void *arg);
 typedef int64_t clove_value_fn(clove_task *t, void *arg);
@@ -440,8 +439,11 @@ struct clove_future {
 };
 
 /*
- * Per-worker context. The first fields are the hot ones, touched by the
- * inline fork/join; the rest is cold bookkeeping for the library.
+ * Per-worker context: only what the inline fork/join, clove_tick and
+ * clove_worker_index read, and what the library's handler of the
+ * heartbeat word reads with them (one cache line). The library keeps its
+ * bookkeeping for the task in a larger struct that begins with this one
+ * (src/internal.h), so this layout does not change with it.
  */
 struct clove_task {
     struct clove__job *top;      /* owner only: the next free record */
@@ -450,40 +452,13 @@ struct clove_task {
                                   * taken (exchange with 0) by the owner's
                                   * handler, which fork calls on non-zero,
                                   * tick on BEAT */
+    uint32_t index;              /* constant: clove_worker_index() */
     clove_pool *pool;            /* constant while the task exists */
     struct clove__job *bottom;   /* owner only: the oldest queued record;
                                   * [bottom, top) are queued */
     struct clove__job *base;     /* constant: the job stack's first record */
     struct clove__job *limit;    /* constant: one past its last (a guard
                                   * page follows) */
-    /* Cold fields, guarded by the pool lock unless stated otherwise. */
-    clove_task *reg_prev, *reg_next;   /* registered tasks (heartbeat targets) */
-    clove_task *idle_prev, *idle_next; /* idle list membership */
-    struct clove__job *waiting_on;     /* shared record this task waits for */
-    CLOVE__ATOMIC_U32 sleep;           /* 0 = sleeping/about to; set to 1
-                                        * (release) under the lock to wake */
-    uint32_t idle;                     /* 1 while in the idle list */
-    uint32_t nshared;                  /* owner only: reserved or shared,
-                                        * not yet joined (they are the
-                                        * records [base, bottom)) */
-    uint32_t index;                    /* constant: clove_worker_index() */
-    struct clove__slot *slot;          /* owner only: counters and trace */
-    /* The reserved record (see clove__job) or NULL. Set non-NULL only by
-     * the owner (release store, no lock); cleared by whoever claims it with
-     * a compare-and-swap: the owner at the join (no lock), the owner's
-     * heartbeat handler or the heartbeat thread (both under the lock). */
-    CLOVE__ATOMIC_PTR(struct clove__job) reserve;
-    struct clove__job *reserved;       /* owner only: what it last reserved,
-                                        * until joined or shared */
-    CLOVE__ATOMIC_U64 stolen_ns;       /* when the heartbeat thread last took
-                                        * the reserve (for the trace) */
-    uint64_t run_ns;                   /* clove_pool_run's task: when the
-                                        * heartbeat thread first saw the run
-                                        * (0 until then, and for workers).
-                                        * Pool lock: reset at registration
-                                        * (the entry task's: by
-                                        * heartbeat_all at a new run), set
-                                        * and read by its age gate */
 };
 
 static inline unsigned clove_worker_index(const clove_task *t)
@@ -584,7 +559,8 @@ CLOVE__INLINE struct clove__job *clove__pop(clove_task *t, clove_future *f, bool
 }
 
 /*
- * The not-taken path, after inlining (figures: bench/README.md):
+ * The not-taken path, after inlining (figures: bench/README.md, "How low a
+ * fork can go"):
  *   clove_fork_value: 1 load of t->top, 2 stores into the record (fn,
  *         arg), 1 store of t->top, 1 relaxed load of t->heartbeat + branch;
  *   clove_join_value: 1 load of the record's fn + branch, 1 store of t->top.

@@ -6,7 +6,7 @@
  *
  * Processes: Task(0) is the external thread (clove_pool_run of the root
  * job, then clove_pool_destroy), Task(1..NW) are pool workers
- * (worker_main), HB is the heartbeat thread (heartbeat_main).
+ * (worker_main), HB is the heartbeat thread (clove__heartbeat_main).
  *
  * Every critical section of pool->lock is one indivisible d_step (no
  * critical section in clove blocks, sleeps or runs user code), except
@@ -952,7 +952,7 @@ progress_tick:
 #endif
 }
 
-/* ================= heartbeat_main ==================================== */
+/* ================= clove__heartbeat_main ==================================== */
 #ifdef PROGRESS_BEAT
 #define BEAT_MARK dec = 4
 #else
@@ -1022,7 +1022,7 @@ active proctype HB()
 
     last = rst;                          /* last_runs = runs (relaxed) */
     do
-    :: /* heartbeat_main's loop head: the acquire load of stopping, the
+    :: /* clove__heartbeat_main's loop head: the acquire load of stopping, the
         * relaxed load of runs, the quiet count, and the relaxed load of
         * idle_count are all hints (hb_sleep re-checks everything), so
         * they are one step here */

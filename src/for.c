@@ -37,7 +37,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
-#include <time.h>
 
 struct for_loop {
     clove_range_fn *body;     /* clove_for: body(t, lo, hi, ctx) */
@@ -66,15 +65,16 @@ struct for_part {
     void *acc;
 };
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void for_range(clove_task *t, const struct for_loop *loop, size_t lo,
                       size_t hi, size_t chunk, void *acc);
+
+/* At the pace of the last chunk (n iterations in dt ns), would the rest
+ * take more than a heartbeat interval? */
+static bool rest_exceeds_interval(const struct for_loop *loop, uint64_t dt, size_t n, size_t rest)
+{
+    return (double)dt / (double)n * (double)rest >
+           (double)CLOVE__CHUNK_DIV * (double)loop->target_ns;
+}
 
 static void for_part_fn(clove_task *t, void *arg)
 {
@@ -117,13 +117,11 @@ static void for_split(clove_task *t, const struct for_loop *loop, size_t lo,
 static void for_range(clove_task *t, const struct for_loop *loop, size_t lo,
                       size_t hi, size_t chunk, void *acc)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = clove__now_ns();
     bool first = true;
-    bool eager = false;
+    bool split_now = false;
     while (lo < hi) {
-        if ((eager ||
-             (atomic_load_explicit(&t->heartbeat, memory_order_relaxed) & CLOVE__HB_BEAT)) &&
-            hi - lo >= 2) {
+        if ((split_now || clove__beat_pending(t)) && hi - lo >= 2) {
             for_split(t, loop, lo, hi, chunk, acc);
             return;
         }
@@ -133,7 +131,7 @@ static void for_range(clove_task *t, const struct for_loop *loop, size_t lo,
         else
             loop->body(t, lo, lo + n, loop->ctx);
         lo += n;
-        uint64_t t1 = now_ns();
+        uint64_t t1 = clove__now_ns();
         uint64_t dt = t1 - t0;
         t0 = t1;
         if (dt < loop->target_ns / 2 && n == chunk && chunk <= SIZE_MAX / 2) {
@@ -161,8 +159,8 @@ static void for_range(clove_task *t, const struct for_loop *loop, size_t lo,
          * forever), and not for a reduction whose accumulator does not fit
          * in the frame (each split would allocate one). */
         if (loop->eager && lo < hi && dt >= loop->target_ns / 2 &&
-            (double)dt / (double)n * (double)(hi - lo) > 8.0 * (double)loop->target_ns)
-            eager = true;
+            rest_exceeds_interval(loop, dt, n, hi - lo))
+            split_now = true;
         /* A loop, unlike a recursion, knows how much is left. If the rest
          * looks like more than a heartbeat interval of work at the pace of
          * this first chunk and some worker is idle, do not wait for the
@@ -171,7 +169,7 @@ static void for_range(clove_task *t, const struct for_loop *loop, size_t lo,
         if (first) {
             first = false;
             if (lo < hi && atomic_load_explicit(&t->pool->idle_count, memory_order_relaxed) != 0 &&
-                (double)dt / (double)n * (double)(hi - lo) > 8.0 * (double)loop->target_ns)
+                rest_exceeds_interval(loop, dt, n, hi - lo))
                 atomic_store_explicit(&t->heartbeat, CLOVE__HB_BEAT, memory_order_relaxed);
         }
     }
@@ -179,7 +177,7 @@ static void for_range(clove_task *t, const struct for_loop *loop, size_t lo,
 
 static uint64_t chunk_target_ns(const clove_pool *p)
 {
-    return (uint64_t)p->heartbeat_us * 1000u / 8;
+    return (uint64_t)p->heartbeat_us * 1000u / CLOVE__CHUNK_DIV;
 }
 
 void clove_for(clove_task *t, size_t begin, size_t end, clove_range_fn *body, void *ctx)

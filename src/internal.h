@@ -76,6 +76,11 @@
 
 #define CLOVE__CACHE_LINE 64
 
+/* A loop chunk (clove_for, clove_reduce) aims at interval / CHUNK_DIV, so
+ * that a beat is answered within an eighth of an interval; the heartbeat
+ * thread's probe after a beat comes that long after it (heartbeat.c). */
+#define CLOVE__CHUNK_DIV 8
+
 /*
  * ThreadSanitizer in the user's program. The library is normally built
  * without it, so a program compiled with -fsanitize=thread sees neither
@@ -197,6 +202,45 @@ struct clove__slot {
     struct clove__trace *trace; /* NULL when not tracing */
 };
 
+/*
+ * A task as the library sees it: the public struct clove_task (clove.h:
+ * what the inline code reads) first, then the scheduler's bookkeeping.
+ * Every clove_task of the library is the pub member of one of these, so
+ * clove__tk(t) converts. Trailing comments say who may touch a field.
+ */
+struct clove__task {
+    struct clove_task pub;
+    clove_task *reg_prev, *reg_next;   /* lock: registered tasks (pool->registered) */
+    clove_task *idle_prev, *idle_next; /* lock: idle list (pool->idle_first) */
+    struct clove__job *waiting_on;     /* lock: the shared record this task waits for */
+    _Atomic uint32_t sleep;            /* atomic: 0 = asleep or about to be; the
+                                        * waker stores 1 (release) under the lock,
+                                        * the sleeper loads it (acquire) */
+    uint32_t idle;                     /* lock: 1 while in the idle list */
+    uint32_t nshared;                  /* owner: reserved or shared, not yet joined
+                                        * (they are the records [base, bottom)) */
+    struct clove__slot *slot;          /* owner: counters and trace; constant */
+    /* The reserved record (see clove__job) or NULL. atomic: set non-NULL
+     * only by the owner (release store, no lock); cleared by whoever
+     * claims it with a compare-and-swap: the owner at the join (no lock),
+     * the owner's heartbeat handler or the heartbeat thread (both under the
+     * lock; the heartbeat thread's CAS is acq_rel). */
+    _Atomic(struct clove__job *) reserve;
+    struct clove__job *reserved;       /* owner: what it last reserved, until
+                                        * joined or shared */
+    _Atomic uint64_t stolen_ns;        /* atomic: relaxed store by the heartbeat
+                                        * thread before its CAS of reserve, read
+                                        * by the owner after seeing that CAS */
+    uint64_t run_ns;                   /* lock: clove_pool_run's task, when the
+                                        * heartbeat thread first saw the run (0
+                                        * until then, and for workers); reset at
+                                        * registration (the entry task's: by
+                                        * heartbeat_all at a new run), set and
+                                        * read by its age gate */
+};
+
+#define clove__tk(t) ((struct clove__task *)(t))
+
 /* One shared job in the ring. */
 struct clove__entry {
     struct clove__job *job;
@@ -210,7 +254,7 @@ struct clove_pool {
     unsigned nworkers;      /* pool-owned threads: nthreads - 1 */
     unsigned ring_cap;      /* power of two */
     size_t job_depth;       /* records in every job stack of the pool */
-    clove_task *workers;    /* [nworkers] tasks of the pool-owned threads */
+    struct clove__task *workers; /* [nworkers] tasks of the pool-owned threads */
     pthread_t *threads;     /* [nworkers] */
     pthread_t hb_thread;    /* valid when nworkers > 0 */
     struct clove__slot *slots; /* [nthreads], by worker index */
@@ -257,7 +301,7 @@ struct clove_pool {
      * nobody is idle. A stale read only delays or wastes one heartbeat. */
     _Atomic uint32_t idle_count;
 
-    /* -- Heartbeat thread handshake (lock-free, see heartbeat_main). ---- */
+    /* -- Heartbeat thread handshake (lock-free, see heartbeat.c). ---- */
     /* Low 32 bits: clove_pool_run calls in progress on registered tasks
      * (the entry task's are counted by entry_gen; clove__runs_now adds
      * both). High 32 bits: how many have started (wraps), so the heartbeat
@@ -292,7 +336,7 @@ struct clove_pool {
      * it only while entry_gen is odd; entry_seen (the odd value it last
      * saw) and entry.run_ns are its own, under the lock. On cache lines of
      * its own: its run writes its first fields at every fork. */
-    _Alignas(CLOVE__CACHE_LINE) clove_task entry;
+    _Alignas(CLOVE__CACHE_LINE) struct clove__task entry;
     uint32_t entry_seen;
 };
 
@@ -313,10 +357,27 @@ static inline uint64_t clove__runs_now(clove_pool *p)
 void clove__lock(clove_pool *p);
 void clove__unlock(clove_pool *p);
 
-/* malloc, failing on demand under the fault-injection hook (fault.h). */
+/* The library's allocators: each fails on demand under the
+ * fault-injection hook (fault.h), as one CLOVE__FAULT_ALLOC point. */
 static inline void *clove__malloc(size_t size)
 {
     return clove__fault_hit(CLOVE__FAULT_ALLOC) ? NULL : malloc(size);
+}
+
+static inline void *clove__calloc(size_t n, size_t size)
+{
+    return clove__fault_hit(CLOVE__FAULT_ALLOC) ? NULL : calloc(n, size);
+}
+
+/* Zeroed, cache-line aligned; released with free(). */
+static inline void *clove__aligned_zalloc(size_t size)
+{
+    void *mem = NULL;
+    if (clove__fault_hit(CLOVE__FAULT_ALLOC) ||
+        posix_memalign(&mem, CLOVE__CACHE_LINE, size) != 0)
+        return NULL;
+    memset(mem, 0, size);
+    return mem;
 }
 
 /* stats.c */
@@ -330,9 +391,16 @@ int clove__stats_init(clove_pool *p, const char *trace_path, const char *from);
 void clove__stats_fini(clove_pool *p, bool write);
 void clove__trace_write(struct clove__trace *tr, uint32_t kind, uint64_t t0, uint64_t t1);
 
+/* A heartbeat is pending for t (owner only): its loops, scopes and merges
+ * split on it. ARM alone is not a beat. */
+static inline bool clove__beat_pending(const clove_task *t)
+{
+    return (atomic_load_explicit(&t->heartbeat, memory_order_relaxed) & CLOVE__HB_BEAT) != 0;
+}
+
 static inline void clove__count(clove_task *t, int which, uint64_t v)
 {
-    _Atomic uint64_t *c = &t->slot->c[which];
+    _Atomic uint64_t *c = &clove__tk(t)->slot->c[which];
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
                           memory_order_relaxed);
 }
@@ -361,9 +429,13 @@ void clove__idle_remove_locked(clove_task *t);
  * list, to be woken after unlocking; else NULL. */
 clove_task *clove__steal_locked(clove_task *w);
 
-/* pool.c: wake the heartbeat thread if it sleeps (call after making
- * runs or idle_count non-zero, without holding the lock). */
+/* heartbeat.c: the heartbeat thread's function; clove__hb_kick wakes it
+ * if it sleeps (call after making runs or idle_count non-zero, without
+ * holding the lock). */
+void *clove__heartbeat_main(void *pool);
 void clove__hb_kick(clove_pool *p);
+/* pool.c: name the calling thread (as top -H and gdb show it). */
+void clove__name_thread(const char *name);
 /* pool.c: the calling thread's current task (NULL outside any pool). */
 clove_task *clove__current(void);
 void clove__set_current(clove_task *t);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pool.c - pool lifecycle, worker threads, the heartbeat thread, and
- * clove_pool_run.
+ * pool.c - pool lifecycle, worker threads, and clove_pool_run (the
+ * heartbeat thread is heartbeat.c).
  *
  * Lock rules (the only lock is pool->lock; see internal.h for what it
  * guards):
@@ -10,7 +10,7 @@
  *   task, so the task may already be gone (see wait.h).
  * - The heartbeat thread takes it once per interval, and only while some
  *   task is idle and some clove_pool_run is in progress (it sleeps
- *   otherwise, see heartbeat_main).
+ *   otherwise, see heartbeat.c).
  */
 #include "internal.h"
 #include "wait.h"
@@ -25,27 +25,6 @@
 #include <sys/prctl.h>
 #endif
 #include <unistd.h>
-
-/* After this many heartbeat intervals with no clove_pool_run in progress
- * and none started, the heartbeat thread sleeps until the next run. Short
- * back-to-back runs therefore never pay for waking it, and an idle pool
- * costs about this many wake-ups before it goes quiet. (While runs are in
- * progress but no task is idle it sleeps at once: see heartbeat_main.) */
-#define HB_GRACE_BEATS 4
-/* The probe after a beat on a kick comes interval / HB_PROBE_DIV later:
- * the time a loop takes to answer (its chunks last interval/8). */
-#define HB_PROBE_DIV 8
-/* A clove_pool_run is beaten only once the heartbeat thread has known it
- * for interval / HB_RUN_AGE_DIV (see heartbeat_all). */
-#define HB_RUN_AGE_DIV 4
-
-/* Kinds of pass over the tasks (heartbeat_all). */
-enum hb_pass {
-    HB_PASS_BEAT,  /* steal from the unanswered, beat everyone old enough */
-    HB_PASS_PROBE, /* steal from the unanswered, no new beat */
-    HB_PASS_GATE,  /* beat only the runs first seen at `seen` or since */
-    HB_PASS_STAMP  /* only note the runs not seen yet */
-};
 
 static _Thread_local clove_task *tls_current;
 
@@ -67,33 +46,11 @@ void clove__unlock(clove_pool *p)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Allocation wrappers (the fault hook sits here)                           */
-/* ------------------------------------------------------------------------ */
-
-static void *xcalloc(size_t n, size_t size)
-{
-    if (clove__fault_hit(CLOVE__FAULT_ALLOC))
-        return NULL;
-    return calloc(n, size);
-}
-
-static void *xaligned(size_t size)
-{
-    void *mem = NULL;
-    if (clove__fault_hit(CLOVE__FAULT_ALLOC))
-        return NULL;
-    if (posix_memalign(&mem, CLOVE__CACHE_LINE, size) != 0)
-        return NULL;
-    memset(mem, 0, size);
-    return mem;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Worker threads                                                           */
 /* ------------------------------------------------------------------------ */
 
 /* Name the calling thread (Linux: 15 characters at most). */
-static void name_thread(const char *name)
+void clove__name_thread(const char *name)
 {
 #ifdef __linux__
     (void)pthread_setname_np(pthread_self(), name);
@@ -134,7 +91,7 @@ static void *worker_main(void *arg)
     clove_pool *p = t->pool;
     char name[16];
     snprintf(name, sizeof name, "clove-%u", t->index);
-    name_thread(name);
+    clove__name_thread(name);
     if (p->flags & CLOVE_PIN_WORKERS)
         pin_worker(p, t->index);
     if (p->on_start)
@@ -152,253 +109,6 @@ static void *worker_main(void *arg)
     clove__set_current(NULL);
     if (p->on_exit)
         p->on_exit(t->index, p->hook_arg);
-    return NULL;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Heartbeat thread                                                         */
-/* ------------------------------------------------------------------------ */
-
-/* Set the BEAT bit of every busy task, and share the reserve of each task
- * that left the previous beat unanswered (clove__steal_locked): its BEAT
- * bit is still set, no fork and no tick since (a long leaf, or a loop
- * chunk that overran). Only called when some task is idle: with nobody to
- * take a job, a heartbeat is pure cost. The BEAT stores are releases only
- * for the reserve's sake (a steal before them must be visible to an owner
- * that sees them, share.c); the flag itself carries no data.
- *
- * HB_PASS_PROBE: a second look shortly after a beat (heartbeat_main):
- * steal from the tasks that have not answered it yet, and store no new
- * BEAT. HB_PASS_GATE and HB_PASS_STAMP: see below.
- *
- * A clove_pool_run's task is skipped (neither beaten nor stolen from)
- * until this thread has known it for a quarter interval. Passes come once
- * per interval while runs go on, whenever the runs began, so without this
- * a pass landed in whichever short run was in progress: short runs issued
- * back to back (each a few microseconds) paid one share, one wake-up and
- * one reclaim per interval for nothing, 7 % on the 1000-node tree at 2
- * threads (bench/README.md). The first pass that finds a run stamps it
- * (run_ns = now) and skips it; if that pass was a beat, heartbeat_main
- * makes a GATE pass a quarter interval later, which beats the runs it
- * stamped that are still in progress; other passes treat a run stamped at
- * least a quarter interval ago like any task. So a run shorter than a
- * quarter interval is never shared, and a longer one gets its first beat
- * a quarter to one and a quarter intervals after it began (an interval
- * after it, when its start woke this thread: heartbeat_main stamps it on
- * waking). clove_pool_run reads no clock for this (a clock read cost each
- * run 35 ns here, 1.7 % of a 1000-node run). A run on the entry task is
- * new when entry_gen holds an odd value this thread has not seen
- * (entry_seen): its run_ns is reset then. Workers are not gated: they
- * are busy only with work shared from a run old enough.
- *
- * Returns the pass's time if it stamped a run (for the GATE pass to come),
- * else 0. */
-static uint64_t heartbeat_all(clove_pool *p, enum hb_pass pass, uint64_t seen)
-{
-    /* Never 0: run_ns == 0 means "not seen yet". */
-    const uint64_t now = clove__now_ns() | 1;
-    const uint64_t min_age = (uint64_t)p->heartbeat_us * 1000u / HB_RUN_AGE_DIV;
-    uint64_t stamped = 0;
-    /* Tasks taken off the idle list to run a reserve shared here; woken
-     * after unlocking. At most one per idle task, so bounded by threads
-     * plus the registered tasks; a small batch, flushed when full. */
-    clove_task *wake[16];
-    unsigned nwake = 0;
-    clove__lock(p);
-    clove_task *w = p->workers, *end = p->workers + p->nworkers;
-    if (pass == HB_PASS_GATE || pass == HB_PASS_STAMP)
-        w = end; /* runs only */
-    /* The entry task, while a run uses it: a new run (a new odd value)
-     * has not been seen yet. */
-    uint32_t gen = atomic_load_explicit(&p->entry_gen, memory_order_acquire);
-    clove_task *entry = (gen & 1) ? &p->entry : NULL;
-    if (entry != NULL && gen != p->entry_seen) {
-        p->entry_seen = gen;
-        entry->run_ns = 0;
-    }
-    for (clove_task *r = p->registered;;) {
-        clove_task *t;
-        if (w < end) {
-            t = w++;
-        } else if (entry != NULL || r != NULL) {
-            if (entry != NULL)
-                t = entry, entry = NULL;
-            else
-                t = r, r = r->reg_next;
-            if (t->run_ns == 0) {
-                t->run_ns = now; /* first seen: skipped this time */
-                stamped = now;
-                continue;
-            }
-            if (pass == HB_PASS_STAMP)
-                continue;
-            /* Seen a quarter interval ago at least; a GATE pass only
-             * beats those first seen at `seen` or since (the others
-             * had their beat at the pass before). */
-            if (now - t->run_ns < min_age || (pass == HB_PASS_GATE && t->run_ns < seen))
-                continue;
-        } else {
-            break;
-        }
-        if (t->idle)
-            continue;
-        /* BEAT still set: no fork and no tick since the last beat. Share
-         * its reserve for it. (A task that answers shares by itself, its
-         * reserve first, and spares this thread the wake-up calls.) A GATE
-         * pass only beats: its runs have not been beaten yet. */
-        if (pass != HB_PASS_GATE &&
-            (atomic_load_explicit(&t->heartbeat, memory_order_relaxed) & CLOVE__HB_BEAT)) {
-            clove_task *k = clove__steal_locked(t);
-            if (k != NULL) {
-                wake[nwake++] = k;
-                if (nwake == sizeof wake / sizeof wake[0]) {
-                    clove__unlock(p);
-                    for (unsigned i = 0; i < nwake; i++)
-                        clove__wake_one(&wake[i]->sleep);
-                    nwake = 0;
-                    clove__lock(p);
-                    /* The lists may have changed: the rest waits a beat. */
-                    break;
-                }
-            }
-        }
-        if (pass != HB_PASS_PROBE)
-            atomic_store_explicit(&t->heartbeat, CLOVE__HB_BEAT, memory_order_release);
-    }
-    clove__unlock(p);
-    for (unsigned i = 0; i < nwake; i++)
-        clove__wake_one(&wake[i]->sleep);
-    return stamped;
-}
-
-/* Whether a heartbeat can do any good: some clove_pool_run is in progress
- * (so some task may have queued work) and some task is idle (so a shared
- * job has a taker). */
-static bool hb_useful(clove_pool *p)
-{
-    return (uint32_t)clove__runs_now(p) != 0 && atomic_load(&p->idle_count) != 0;
-}
-
-/*
- * Sleep until a heartbeat may be useful again or the pool stops.
- * Dekker handshake with clove__hb_kick: we store hb_asleep = 1, then read
- * the runs (clove__runs_now: runs and entry_gen) and idle_count; a kicker
- * first changes one of those (run_enter, clove_pool_run's compare-and-swap
- * of entry_gen, idle_push_locked), then reads hb_asleep. All these
- * accesses are seq_cst, so at least one side
- * sees the other's write: either we stay up, or the kicker wakes us.
- * Model: HB in model/clove.pml, LTL lostkick; BUG_HB_NO_RECHECK is the race
- * this handshake prevents.
- */
-static void hb_sleep(clove_pool *p)
-{
-    atomic_store(&p->hb_asleep, 1);
-    while (!atomic_load(&p->stopping) && !hb_useful(p)) {
-        clove__wait(&p->hb_asleep, 1, 0);
-        atomic_store(&p->hb_asleep, 1);
-    }
-    atomic_store(&p->hb_asleep, 0);
-}
-
-void clove__hb_kick(clove_pool *p)
-{
-    if (atomic_load(&p->hb_asleep) && atomic_exchange(&p->hb_asleep, 0))
-        clove__wake_one(&p->hb_asleep);
-}
-
-/* A pass stamped runs it saw for the first time at `seen`, `spent` ns
- * ago: beat those still in progress a quarter interval after `seen` (the
- * GATE pass of heartbeat_all; runs stamped since wait for the next pass).
- * Returns the time waited, which the caller takes off its next interval,
- * so that beats keep coming once per interval. */
-static uint64_t gate(clove_pool *p, uint64_t seen, uint64_t spent)
-{
-    const uint64_t quarter = (uint64_t)p->heartbeat_us * 1000u / HB_RUN_AGE_DIV;
-    uint64_t wait = quarter > spent ? quarter - spent : 0;
-    clove__wait(&p->stopping, 0, wait);
-    if (hb_useful(p))
-        (void)heartbeat_all(p, HB_PASS_GATE, seen);
-    return wait;
-}
-
-/* Model: HB in model/clove.pml; PROGRESS_BEAT checks it never spins
- * without a useful beat. */
-static void *heartbeat_main(void *arg)
-{
-    clove_pool *p = arg;
-    const uint64_t interval_ns = (uint64_t)p->heartbeat_us * 1000u;
-    name_thread("clove-hb");
-#if defined(__linux__) && defined(PR_SET_TIMERSLACK)
-    /* The default 50 us timer slack would stretch a 100 us interval by half;
-     * ask for a tenth of the interval instead. */
-    (void)prctl(PR_SET_TIMERSLACK, (unsigned long)(interval_ns / 10 + 1), 0, 0, 0);
-#endif
-    uint64_t last_runs = clove__runs_now(p);
-    unsigned quiet = 0;
-    uint64_t last_beat = 0; /* clove__now_ns() of the last heartbeat_all */
-    uint64_t waited = 0;    /* of the next interval, already spent on a gate */
-    while (!atomic_load_explicit(&p->stopping, memory_order_acquire)) {
-        uint64_t runs = clove__runs_now(p);
-        bool active = (uint32_t)runs != 0 || runs != last_runs;
-        last_runs = runs;
-        quiet = active ? 0 : quiet + 1;
-        /* Two reasons to sleep: no run for a few intervals (an idle pool
-         * costs no wake-ups), or runs but no idle task (every worker busy:
-         * a heartbeat would be pure cost). The first task to go idle, or
-         * the next run, kicks us awake. */
-        bool busy = active && atomic_load_explicit(&p->idle_count, memory_order_relaxed) == 0;
-        if (quiet >= HB_GRACE_BEATS || busy) {
-            hb_sleep(p);
-            quiet = 0;
-            uint64_t now_runs = clove__runs_now(p);
-            bool began = (now_runs >> 32) != (last_runs >> 32);
-            last_runs = now_runs;
-            /* A run began: its first beat an interval from now (so a run
-             * shorter than an interval wakes nobody). Stamp it now, so
-             * that the pass an interval from now finds it old enough. */
-            if (!busy || began) {
-                if (began)
-                    (void)heartbeat_all(p, HB_PASS_STAMP, 0);
-                waited = 0;
-                continue;
-            }
-            /* Every task was busy and one went idle during the run: it
-             * waits for work that only a beat can hand out. Beat now, not
-             * an interval from now - but never sooner than an interval
-             * after the previous beat (beats stay at most one per
-             * interval) - and look again an eighth of an interval later:
-             * a task that has not answered by then (no fork, no tick: a
-             * long leaf, or a loop chunk that overran) has its reserve
-             * shared for it then, not a whole interval later. */
-            uint64_t since = clove__now_ns() - last_beat;
-            if (since < interval_ns)
-                clove__wait(&p->stopping, 0, interval_ns - since);
-            waited = 0;
-            if (!hb_useful(p))
-                continue;
-            uint64_t seen = heartbeat_all(p, HB_PASS_BEAT, 0);
-            last_beat = clove__now_ns();
-            clove__wait(&p->stopping, 0, interval_ns / HB_PROBE_DIV);
-            if (hb_useful(p)) {
-                uint64_t probe_seen = heartbeat_all(p, HB_PASS_PROBE, 0);
-                if (seen == 0)
-                    seen = probe_seen;
-            }
-            if (seen != 0)
-                waited = gate(p, seen, interval_ns / HB_PROBE_DIV);
-            continue;
-        }
-        /* Sleep one interval (less what a gate took of it); destroy wakes
-         * us early through stopping. */
-        clove__wait(&p->stopping, 0, interval_ns - waited);
-        waited = 0;
-        if (hb_useful(p)) {
-            uint64_t seen = heartbeat_all(p, HB_PASS_BEAT, 0);
-            last_beat = clove__now_ns();
-            if (seen != 0)
-                waited = gate(p, seen, 0);
-        }
-    }
     return NULL;
 }
 
@@ -473,14 +183,14 @@ static void stop_threads(clove_pool *p, unsigned started, bool hb_started)
     while (p->idle_first) {
         clove_task *t = p->idle_first;
         clove__idle_remove_locked(t);
-        t->idle_next = woken; /* reuse the link to remember whom to wake */
+        clove__tk(t)->idle_next = woken; /* reuse the link to remember whom to wake */
         woken = t;
     }
     clove__unlock(p);
     while (woken) {
-        clove_task *next = woken->idle_next;
-        woken->idle_next = NULL;
-        clove__wake_one(&woken->sleep);
+        clove_task *next = clove__tk(woken)->idle_next;
+        clove__tk(woken)->idle_next = NULL;
+        clove__wake_one(&clove__tk(woken)->sleep);
         woken = next;
     }
     if (hb_started) {
@@ -491,6 +201,36 @@ static void stop_threads(clove_pool *p, unsigned started, bool hb_started)
     }
     for (unsigned i = 0; i < started; i++)
         pthread_join(p->threads[i], NULL);
+}
+
+/* A task of pool p with worker index `index` and job stack `jobs`:
+ * nothing queued, reserved or shared, awake, not registered. */
+void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove__job *jobs)
+{
+    t->top = jobs;
+    atomic_init(&t->heartbeat, 0);
+    t->pool = p;
+    t->bottom = jobs;
+    t->base = jobs;
+    t->limit = jobs + p->job_depth;
+    clove__tk(t)->reg_prev = clove__tk(t)->reg_next = NULL;
+    clove__tk(t)->idle_prev = clove__tk(t)->idle_next = NULL;
+    clove__tk(t)->waiting_on = NULL;
+    atomic_init(&clove__tk(t)->sleep, 1);
+    clove__tk(t)->idle = 0;
+    clove__tk(t)->nshared = 0;
+    t->index = index;
+    atomic_init(&clove__tk(t)->reserve, NULL);
+    atomic_init(&clove__tk(t)->stolen_ns, 0);
+    clove__tk(t)->run_ns = 0;
+    clove__tk(t)->reserved = NULL;
+    /* Armed: the first fork reserves (pools with workers only; without,
+     * there is nobody to share with and nothing of this happens). */
+    if (p->nworkers > 0)
+        atomic_store_explicit(&t->heartbeat, CLOVE__HB_ARM, memory_order_relaxed);
+    /* Threads entering clove_pool_run with an index >= nthreads get a
+     * slot of their own from clove_pool_run. */
+    clove__tk(t)->slot = index < p->nthreads ? &p->slots[index] : NULL;
 }
 
 /* Job stacks: workers own one each (their task's base), and so does the
@@ -515,11 +255,11 @@ static void free_pool(clove_pool *p)
     struct clove__job *j;
     while ((j = spare_pop_locked(p)) != NULL)
         clove__jobs_unmap(j, p->job_depth);
-    if (p->entry.base)
-        clove__jobs_unmap(p->entry.base, p->job_depth);
+    if (p->entry.pub.base)
+        clove__jobs_unmap(p->entry.pub.base, p->job_depth);
     if (p->workers)
         for (unsigned i = 0; i < p->nworkers; i++)
-            clove__jobs_unmap(p->workers[i].base, p->job_depth);
+            clove__jobs_unmap(p->workers[i].pub.base, p->job_depth);
     clove__stats_fini(p, false);
     free(p->ring);
     free(p->threads);
@@ -592,7 +332,7 @@ int clove_pool_create_sized(clove_pool **out, const clove_config *user, size_t s
                         : env ? (unsigned)env : default_threads();
     unsigned hb = config->heartbeat_us ? config->heartbeat_us : CLOVE_DEFAULT_HEARTBEAT_US;
 
-    clove_pool *p = xaligned(sizeof *p);
+    clove_pool *p = clove__aligned_zalloc(sizeof *p);
     if (p == NULL)
         return ENOMEM;
     p->nthreads = nthreads;
@@ -627,7 +367,7 @@ int clove_pool_create_sized(clove_pool **out, const clove_config *user, size_t s
     struct clove__job *entry_jobs = clove__jobs_map(p->job_depth);
     if (entry_jobs == NULL)
         return create_failed(p, ENOMEM);
-    clove__task_init(&p->entry, p, 0, entry_jobs);
+    clove__task_init(&p->entry.pub, p, 0, entry_jobs);
     if (p->nworkers == 0) {
         *out = p;
         return 0;
@@ -639,16 +379,16 @@ int clove_pool_create_sized(clove_pool **out, const clove_config *user, size_t s
     while (cap < 4 * nthreads)
         cap *= 2;
     p->ring_cap = cap;
-    p->ring = xcalloc(cap, sizeof *p->ring);
-    p->threads = xcalloc(p->nworkers, sizeof *p->threads);
-    p->workers = xaligned((size_t)p->nworkers * sizeof *p->workers);
+    p->ring = clove__calloc(cap, sizeof *p->ring);
+    p->threads = clove__calloc(p->nworkers, sizeof *p->threads);
+    p->workers = clove__aligned_zalloc((size_t)p->nworkers * sizeof *p->workers);
     if (!p->ring || !p->threads || !p->workers)
         return create_failed(p, ENOMEM);
     for (unsigned i = 0; i < p->nworkers; i++) {
         struct clove__job *jobs = clove__jobs_map(p->job_depth);
         if (jobs == NULL)
             return create_failed(p, ENOMEM);
-        clove__task_init(&p->workers[i], p, i + 1, jobs);
+        clove__task_init(&p->workers[i].pub, p, i + 1, jobs);
     }
 
     pthread_attr_t attr, *attrp = NULL;
@@ -664,12 +404,12 @@ int clove_pool_create_sized(clove_pool **out, const clove_config *user, size_t s
     unsigned started = 0;
     bool hb_started = false;
     if (rc == 0)
-        rc = start_thread(&p->hb_thread, NULL, heartbeat_main, p);
+        rc = start_thread(&p->hb_thread, NULL, clove__heartbeat_main, p);
     if (rc == 0) {
         hb_started = true;
         for (; started < p->nworkers; started++) {
             rc = start_thread(&p->threads[started], attrp, worker_main,
-                              &p->workers[started]);
+                              &p->workers[started].pub);
             if (rc != 0)
                 break;
         }
@@ -717,7 +457,7 @@ static uint32_t external_index_locked(const clove_pool *p)
     uint32_t want = p->nthreads;
     for (;;) {
         bool used = false;
-        for (const clove_task *r = p->registered; r; r = r->reg_next)
+        for (const clove_task *r = p->registered; r; r = clove__tk(r)->reg_next)
             if (r->index == want) {
                 used = true;
                 break;
@@ -732,11 +472,11 @@ static uint32_t external_index_locked(const clove_pool *p)
 static void run_on(clove_task *t, clove_fn *fn, void *arg, clove_task *outer)
 {
     clove__set_current(t);
-    uint64_t t0 = t->slot->trace ? clove__now_ns() : 0;
+    uint64_t t0 = clove__tk(t)->slot->trace ? clove__now_ns() : 0;
     fn(t, arg);
-    if (t->slot->trace)
-        clove__trace_write(t->slot->trace, CLOVE__EV_RUN, t0, clove__now_ns());
-    if (t->top != t->base || t->nshared != 0)
+    if (clove__tk(t)->slot->trace)
+        clove__trace_write(clove__tk(t)->slot->trace, CLOVE__EV_RUN, t0, clove__now_ns());
+    if (t->top != t->base || clove__tk(t)->nshared != 0)
         clove__misuse("clove_pool_run", "fn returned with a clove_fork that was never joined",
                       clove__code_addr(fn));
     clove__set_current(outer);
@@ -746,7 +486,8 @@ static void run_on(clove_task *t, clove_fn *fn, void *arg, clove_task *outer)
  * another thread is inside on the entry task. */
 static int run_registered(clove_pool *p, clove_fn *fn, void *arg, clove_task *outer)
 {
-    clove_task t;
+    struct clove__task own_task; /* on this thread's stack */
+    clove_task *t = &own_task.pub;
     struct clove__slot own; /* counters when the index is >= nthreads */
     clove__lock(p);
     struct clove__job *jobs = spare_pop_locked(p);
@@ -759,36 +500,36 @@ static int run_registered(clove_pool *p, clove_fn *fn, void *arg, clove_task *ou
             return ENOMEM;
         clove__lock(p);
     }
-    clove__task_init(&t, p, external_index_locked(p), jobs);
-    if (t.slot == NULL) {
+    clove__task_init(t, p, external_index_locked(p), jobs);
+    if (clove__tk(t)->slot == NULL) {
         for (int k = 0; k < CLOVE__NSTATS; k++)
             atomic_init(&own.c[k], 0);
         own.trace = NULL;
-        t.slot = &own;
+        clove__tk(t)->slot = &own;
     }
-    t.reg_next = p->registered;
+    clove__tk(t)->reg_next = p->registered;
     if (p->registered)
-        p->registered->reg_prev = &t;
-    p->registered = &t;
+        clove__tk(p->registered)->reg_prev = t;
+    p->registered = t;
     clove__unlock(p);
 
     if (p->nworkers > 0)
         run_enter(p);
-    run_on(&t, fn, arg, outer);
+    run_on(t, fn, arg, outer);
     if (p->nworkers > 0)
         run_leave(p);
 
     clove__lock(p);
-    if (t.slot == &own)
+    if (clove__tk(t)->slot == &own)
         for (int k = 0; k < CLOVE__NSTATS; k++)
             p->overflow[k] += atomic_load_explicit(&own.c[k], memory_order_relaxed);
-    if (t.reg_prev)
-        t.reg_prev->reg_next = t.reg_next;
+    if (clove__tk(t)->reg_prev)
+        clove__tk(clove__tk(t)->reg_prev)->reg_next = clove__tk(t)->reg_next;
     else
-        p->registered = t.reg_next;
-    if (t.reg_next)
-        t.reg_next->reg_prev = t.reg_prev;
-    spare_push_locked(p, t.base);
+        p->registered = clove__tk(t)->reg_next;
+    if (clove__tk(t)->reg_next)
+        clove__tk(clove__tk(t)->reg_next)->reg_prev = clove__tk(t)->reg_prev;
+    spare_push_locked(p, t->base);
     clove__unlock(p);
     return 0;
 }
@@ -816,7 +557,7 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
                                                 memory_order_seq_cst, memory_order_relaxed)) {
         /* Counted as a run by that (runs_now): the seq_cst exchange and
          * the kick's load are run_enter's half of hb_sleep's handshake. */
-        clove_task *t = &p->entry;
+        clove_task *t = &p->entry.pub;
         clove__tsan_acquire(t);
         if (p->nworkers > 0) {
             atomic_store_explicit(&t->heartbeat, CLOVE__HB_ARM, memory_order_relaxed);

@@ -77,7 +77,7 @@ static void run_frame(clove_task *t, clove_scope_fn *fn, void *arg)
 static void run_records(clove_task *t, const struct spawn_rec *recs, size_t lo, size_t hi)
 {
     while (lo < hi) {
-        if ((atomic_load_explicit(&t->heartbeat, memory_order_relaxed) & CLOVE__HB_BEAT) && hi - lo >= 2) {
+        if (clove__beat_pending(t) && hi - lo >= 2) {
             struct recs_part upper = {recs, lo + (hi - lo) / 2, hi};
             clove_future f;
             clove_fork(t, &f, recs_part_fn, &upper);

@@ -32,52 +32,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove__job *jobs)
-{
-    t->top = jobs;
-    atomic_init(&t->heartbeat, 0);
-    t->pool = p;
-    t->bottom = jobs;
-    t->base = jobs;
-    t->limit = jobs + p->job_depth;
-    t->reg_prev = t->reg_next = NULL;
-    t->idle_prev = t->idle_next = NULL;
-    t->waiting_on = NULL;
-    atomic_init(&t->sleep, 1);
-    t->idle = 0;
-    t->nshared = 0;
-    t->index = index;
-    atomic_init(&t->reserve, NULL);
-    atomic_init(&t->stolen_ns, 0);
-    t->run_ns = 0;
-    t->reserved = NULL;
-    /* Armed: the first fork reserves (pools with workers only; without,
-     * there is nobody to share with and nothing of this happens). */
-    if (p->nworkers > 0)
-        atomic_store_explicit(&t->heartbeat, CLOVE__HB_ARM, memory_order_relaxed);
-    /* Threads entering clove_pool_run with an index >= nthreads get a
-     * slot of their own from clove_pool_run. */
-    t->slot = index < p->nthreads ? &p->slots[index] : NULL;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Idle list (lock held)                                                    */
 /* ------------------------------------------------------------------------ */
 
 static void idle_push_locked(clove_pool *p, clove_task *t)
 {
-    t->idle = 1;
-    t->idle_prev = NULL;
-    t->idle_next = p->idle_first;
+    clove__tk(t)->idle = 1;
+    clove__tk(t)->idle_prev = NULL;
+    clove__tk(t)->idle_next = p->idle_first;
     if (p->idle_first)
-        p->idle_first->idle_prev = t;
+        clove__tk(p->idle_first)->idle_prev = t;
     p->idle_first = t;
     /* seq_cst: clove__sleep_locked then reads hb_asleep (the heartbeat
      * thread's sleep handshake). */
     atomic_store(&p->idle_count,
                  atomic_load_explicit(&p->idle_count, memory_order_relaxed) + 1);
     /* Pairs with the acquire load in clove__sleep_locked. */
-    atomic_store_explicit(&t->sleep, 0, memory_order_relaxed);
+    atomic_store_explicit(&clove__tk(t)->sleep, 0, memory_order_relaxed);
 }
 
 /* Model: idle_remove in model/clove.pml; storing sleep after the wake
@@ -85,14 +57,14 @@ static void idle_push_locked(clove_pool *p, clove_task *t)
 void clove__idle_remove_locked(clove_task *t)
 {
     clove_pool *p = t->pool;
-    if (t->idle_prev)
-        t->idle_prev->idle_next = t->idle_next;
+    if (clove__tk(t)->idle_prev)
+        clove__tk(clove__tk(t)->idle_prev)->idle_next = clove__tk(t)->idle_next;
     else
-        p->idle_first = t->idle_next;
-    if (t->idle_next)
-        t->idle_next->idle_prev = t->idle_prev;
-    t->idle_prev = t->idle_next = NULL;
-    t->idle = 0;
+        p->idle_first = clove__tk(t)->idle_next;
+    if (clove__tk(t)->idle_next)
+        clove__tk(clove__tk(t)->idle_next)->idle_prev = clove__tk(t)->idle_prev;
+    clove__tk(t)->idle_prev = clove__tk(t)->idle_next = NULL;
+    clove__tk(t)->idle = 0;
     /* Release: an owner whose heartbeat handler sees this decrement (its
      * acquire idle_count hint) also sees a steal made before it under this
      * lock (clove__steal_locked). */
@@ -101,7 +73,7 @@ void clove__idle_remove_locked(clove_task *t)
                           memory_order_release);
     /* Release: everything the waker did under the lock is visible to the
      * sleeper once it sees 1, even before it re-takes the lock. */
-    atomic_store_explicit(&t->sleep, 1, memory_order_release);
+    atomic_store_explicit(&clove__tk(t)->sleep, 1, memory_order_release);
 }
 
 /* Model: MS_SL1..MS_SL4; dropping the kick loses heartbeats
@@ -116,13 +88,13 @@ void clove__sleep_locked(clove_task *t)
     if ((uint32_t)clove__runs_now(p) != 0) /* seq_cst: see hb_sleep */
         clove__hb_kick(p);
     /* Pairs with the release store in clove__idle_remove_locked. */
-    while (atomic_load_explicit(&t->sleep, memory_order_acquire) == 0)
-        clove__wait(&t->sleep, 0, 0);
+    while (atomic_load_explicit(&clove__tk(t)->sleep, memory_order_acquire) == 0)
+        clove__wait(&clove__tk(t)->sleep, 0, 0);
     uint64_t t1 = clove__now_ns();
     clove__count(t, CLOVE__ST_SLEEPS, 1);
     clove__count(t, CLOVE__ST_SLEEP_NS, t1 - t0);
-    if (CLOVE__UNLIKELY(t->slot->trace != NULL))
-        clove__trace_write(t->slot->trace, CLOVE__EV_SLEEP, t0, t1);
+    if (CLOVE__UNLIKELY(clove__tk(t)->slot->trace != NULL))
+        clove__trace_write(clove__tk(t)->slot->trace, CLOVE__EV_SLEEP, t0, t1);
     clove__lock(p);
 }
 
@@ -205,7 +177,7 @@ static bool ring_pop(clove_pool *p, struct clove__entry *e)
  *     and a task is idle, and shares it as the owner's handler would: ring
  *     entry, SHARED, wake one idle task. It looks at each beat, and also an
  *     eighth of an interval after a beat made because a task went idle
- *     (the probe, heartbeat_main).
+ *     (the probe, clove__heartbeat_main).
  *   - The owner's handler, sharing at a beat, also claims its reserve by CAS
  *     (under the lock) and shares it first: it is older than anything in
  *     the queue.
@@ -245,15 +217,15 @@ static inline void rearm(clove_task *t)
 static void note_stolen(clove_task *t)
 {
     clove__count(t, CLOVE__ST_STOLEN, 1);
-    if (CLOVE__UNLIKELY(t->slot->trace != NULL)) {
+    if (CLOVE__UNLIKELY(clove__tk(t)->slot->trace != NULL)) {
         /* reserve is still the NULL that the heartbeat thread's CAS (a
          * release, after its store of stolen_ns) wrote: only this owner
          * sets it again. Reading it with acquire makes that store visible
          * (a fence would do the same, but ThreadSanitizer does not
          * support fences). */
-        (void)atomic_load_explicit(&t->reserve, memory_order_acquire);
-        uint64_t when = atomic_load_explicit(&t->stolen_ns, memory_order_relaxed);
-        clove__trace_write(t->slot->trace, CLOVE__EV_STOLEN, when, when);
+        (void)atomic_load_explicit(&clove__tk(t)->reserve, memory_order_acquire);
+        uint64_t when = atomic_load_explicit(&clove__tk(t)->stolen_ns, memory_order_relaxed);
+        clove__trace_write(clove__tk(t)->slot->trace, CLOVE__EV_STOLEN, when, when);
     }
 }
 
@@ -302,20 +274,20 @@ static inline uintptr_t seq_bits(uint32_t nshared)
 static CLOVE__NOINLINE void publish_reserve_tsan(clove_task *t, struct clove__job *f)
 {
     clove__tsan_release(f); /* everything before the fork, for the taker */
-    atomic_store_explicit(&t->reserve, f, memory_order_release);
+    atomic_store_explicit(&clove__tk(t)->reserve, f, memory_order_release);
 }
 
 static inline void reserve_oldest(clove_task *t)
 {
     struct clove__job *f = take_oldest(t);
-    f->state |= CLOVE__TAG_RESERVED | seq_bits(t->nshared);
-    t->nshared++;
-    t->reserved = f;
+    f->state |= CLOVE__TAG_RESERVED | seq_bits(clove__tk(t)->nshared);
+    clove__tk(t)->nshared++;
+    clove__tk(t)->reserved = f;
     /* Publishes out.run, arg and state to whoever claims f. */
     if (CLOVE__UNLIKELY(clove__tsan_present()))
         publish_reserve_tsan(t, f);
     else
-        atomic_store_explicit(&t->reserve, f, memory_order_release);
+        atomic_store_explicit(&clove__tk(t)->reserve, f, memory_order_release);
 }
 
 /* Share the claimed record f of owner into the ring as SHARED, keeping its
@@ -337,7 +309,7 @@ clove_task *clove__steal_locked(clove_task *w)
     clove_pool *p = w->pool;
     if (p->idle_first == NULL || ring_full(p))
         return NULL;
-    struct clove__job *f = atomic_load_explicit(&w->reserve, memory_order_relaxed);
+    struct clove__job *f = atomic_load_explicit(&clove__tk(w)->reserve, memory_order_relaxed);
     if (f == NULL)
         return NULL;
     /* The steal's time for the trace, stored before the CAS and published
@@ -347,8 +319,8 @@ clove_task *clove__steal_locked(clove_task *w)
      * Only the heartbeat thread stores it, so a failed CAS leaves a time
      * that the next successful one overwrites before the owner looks. */
     if (CLOVE__UNLIKELY(p->trace_path != NULL))
-        atomic_store_explicit(&w->stolen_ns, clove__now_ns(), memory_order_relaxed);
-    if (!atomic_compare_exchange_strong_explicit(&w->reserve, &f, NULL, memory_order_acq_rel,
+        atomic_store_explicit(&clove__tk(w)->stolen_ns, clove__now_ns(), memory_order_relaxed);
+    if (!atomic_compare_exchange_strong_explicit(&clove__tk(w)->reserve, &f, NULL, memory_order_acq_rel,
                                                  memory_order_relaxed))
         return NULL;
     clove__tsan_acquire(f);
@@ -386,7 +358,7 @@ void clove__heartbeat_slow(clove_task *t)
      * took our reserve, and then nothing would make our next fork reserve
      * (model/README.md, finding "spec-leaf"). */
     uint32_t v = atomic_exchange_explicit(&t->heartbeat, 0, memory_order_acquire);
-    if (CLOVE__LIKELY(v == CLOVE__HB_ARM) && t->reserved == NULL && queued(t)) {
+    if (CLOVE__LIKELY(v == CLOVE__HB_ARM) && clove__tk(t)->reserved == NULL && queued(t)) {
         /* Only armed (clove_tick ignores ARM, so this is a fork into an
          * empty queue): reserve it, the short way. This runs once per
          * top-level fork/join pair in pools with workers. */
@@ -405,22 +377,22 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
      * acquire orders (memory orders in this handler: model/README.md,
      * "Atomics"): if our exchange took the BEAT the thief stored after its
      * CAS, this load sees that CAS. */
-    if (t->reserved != NULL && atomic_load_explicit(&t->reserve, memory_order_acquire) == NULL) {
-        t->reserved = NULL;
+    if (clove__tk(t)->reserved != NULL && atomic_load_explicit(&clove__tk(t)->reserve, memory_order_acquire) == NULL) {
+        clove__tk(t)->reserved = NULL;
         note_stolen(t);
     }
     if (v & CLOVE__HB_BEAT) {
         clove__count(t, CLOVE__ST_HEARTBEATS, 1);
-        if ((t->reserved != NULL || queued(t)) &&
+        if ((clove__tk(t)->reserved != NULL || queued(t)) &&
             atomic_load_explicit(&p->idle_count, memory_order_acquire) != 0) {
             clove__lock(p);
             if (p->idle_first != NULL && !ring_full(p)) {
-                struct clove__job *f = t->reserved;
+                struct clove__job *f = clove__tk(t)->reserved;
                 if (f != NULL) {
-                    t->reserved = NULL;
+                    clove__tk(t)->reserved = NULL;
                     /* Fails if the heartbeat thread took it meanwhile: then
                      * it is shared already. */
-                    if (!atomic_compare_exchange_strong_explicit(&t->reserve, &f, NULL,
+                    if (!atomic_compare_exchange_strong_explicit(&clove__tk(t)->reserve, &f, NULL,
                                                                  memory_order_relaxed,
                                                                  memory_order_relaxed)) {
                         f = NULL;
@@ -429,8 +401,8 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
                 }
                 if (f == NULL && queued(t)) {
                     f = take_oldest(t);
-                    f->state |= seq_bits(t->nshared);
-                    t->nshared++;
+                    f->state |= seq_bits(clove__tk(t)->nshared);
+                    clove__tk(t)->nshared++;
                 }
                 if (f != NULL) {
                     share_locked(p, f, t);
@@ -439,24 +411,24 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
                     /* The share's time, read before the wake-up: the
                      * woken task may start the job, and this thread be
                      * preempted, before the wake-up call returns. */
-                    if (CLOVE__UNLIKELY(t->slot->trace != NULL))
+                    if (CLOVE__UNLIKELY(clove__tk(t)->slot->trace != NULL))
                         when = clove__now_ns();
                 }
             }
             clove__unlock(p);
             if (wake) {
-                clove__wake_one(&wake->sleep);
+                clove__wake_one(&clove__tk(wake)->sleep);
                 clove__count(t, CLOVE__ST_SHARED, 1);
             }
         }
-        if (CLOVE__UNLIKELY(t->slot->trace != NULL)) {
+        if (CLOVE__UNLIKELY(clove__tk(t)->slot->trace != NULL)) {
             if (wake == NULL)
                 when = clove__now_ns();
-            clove__trace_write(t->slot->trace, wake ? CLOVE__EV_SHARE : CLOVE__EV_BEAT, when,
+            clove__trace_write(clove__tk(t)->slot->trace, wake ? CLOVE__EV_SHARE : CLOVE__EV_BEAT, when,
                                when);
         }
     }
-    if (t->reserved == NULL && p->nworkers > 0) {
+    if (clove__tk(t)->reserved == NULL && p->nworkers > 0) {
         if (queued(t))
             reserve_oldest(t);
         else
@@ -496,8 +468,8 @@ bool clove__run_one_locked(clove_task *t)
     clove__unlock(p);
 
     struct clove__job *saved_top = t->top;
-    uint32_t saved_nshared = t->nshared;
-    struct clove__trace *tr = t->slot->trace;
+    uint32_t saved_nshared = clove__tk(t)->nshared;
+    struct clove__trace *tr = clove__tk(t)->slot->trace;
     uint64_t t0 = tr ? clove__now_ns() : 0;
     /* A clove_fork job writes through its future (the owner's frame, alive
      * until the join); both are published by the DONE store below. */
@@ -506,7 +478,7 @@ bool clove__run_one_locked(clove_task *t)
     if (CLOVE__UNLIKELY(tr != NULL))
         clove__trace_write(tr, CLOVE__EV_JOB, t0, clove__now_ns());
     clove__count(t, CLOVE__ST_RAN, 1);
-    if (t->top != saved_top || t->nshared != saved_nshared)
+    if (t->top != saved_top || clove__tk(t)->nshared != saved_nshared)
         clove__misuse("shared job", "the job returned with a clove_fork that was never joined",
                       job_site(run, arg));
 
@@ -514,10 +486,10 @@ bool clove__run_one_locked(clove_task *t)
     /* After this store the owner may return from clove_join and reuse f. */
     f->state = (f->state & ~CLOVE__TAG_MASK) | CLOVE__TAG_DONE;
     clove_task *owner = e.owner;
-    if (owner->idle && owner->waiting_on == f) {
+    if (clove__tk(owner)->idle && clove__tk(owner)->waiting_on == f) {
         clove__idle_remove_locked(owner);
         clove__unlock(p);
-        clove__wake_one(&owner->sleep);
+        clove__wake_one(&clove__tk(owner)->sleep);
         clove__lock(p);
     }
     return true;
@@ -544,7 +516,7 @@ static inline bool kind_differs(const struct clove__job *f, bool value)
  * reserved above it any more (owner only). */
 static inline void pop_to(clove_task *t, struct clove__job *f)
 {
-    t->nshared--;
+    clove__tk(t)->nshared--;
     t->top = f;
     t->bottom = f;
     /* Left FREED in every build (one store on a cold path), so that a
@@ -559,14 +531,14 @@ static inline void pop_to(clove_task *t, struct clove__job *f)
  * misuse. value: called by clove_join_value. */
 bool clove__join_slow(clove_task *t, struct clove__job *f, bool value)
 {
-    if (f == t->reserved) {
+    if (f == clove__tk(t)->reserved) {
         /* Our reserve: take it back unless the heartbeat thread took it. */
-        t->reserved = NULL;
+        clove__tk(t)->reserved = NULL;
         struct clove__job *expected = f;
         if (CLOVE__LIKELY(atomic_compare_exchange_strong_explicit(
-                &t->reserve, &expected, NULL, memory_order_relaxed, memory_order_relaxed))) {
+                &clove__tk(t)->reserve, &expected, NULL, memory_order_relaxed, memory_order_relaxed))) {
             if (((f->state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) !=
-                    ((t->nshared - 1) & CLOVE__SEQ_MASK) ||
+                    ((clove__tk(t)->nshared - 1) & CLOVE__SEQ_MASK) ||
                 queued(t) || f + 1 != t->bottom)
                 lifo_misuse(clove__join_name(value), CLOVE__CALLER());
             if (kind_differs(f, value))
@@ -606,8 +578,8 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *f, boo
         (tag != CLOVE__TAG_SHARED && tag != CLOVE__TAG_TAKEN && tag != CLOVE__TAG_DONE))
         clove__misuse(call, "this future was never forked (or its memory was overwritten)",
                       site);
-    if (((state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) != ((t->nshared - 1) & CLOVE__SEQ_MASK) ||
-        t->nshared == 0 || queued(t) || f + 1 != t->bottom)
+    if (((state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) != ((clove__tk(t)->nshared - 1) & CLOVE__SEQ_MASK) ||
+        clove__tk(t)->nshared == 0 || queued(t) || f + 1 != t->bottom)
         lifo_misuse(call, site);
     if (kind_differs(f, value))
         clove__kind_misuse(value, site);
@@ -632,9 +604,9 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *f, boo
             woken = false;
             continue;
         }
-        t->waiting_on = f;
+        clove__tk(t)->waiting_on = f;
         clove__sleep_locked(t);
-        t->waiting_on = NULL;
+        clove__tk(t)->waiting_on = NULL;
         woken = true;
     }
     /* A share may have woken us (we were on the idle list) just as our
@@ -648,12 +620,12 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *f, boo
     }
     clove__unlock(p);
     if (relay)
-        clove__wake_one(&relay->sleep);
+        clove__wake_one(&clove__tk(relay)->sleep);
     uint64_t t1 = clove__now_ns();
     clove__count(t, CLOVE__ST_WAITS, 1);
     clove__count(t, CLOVE__ST_WAIT_NS, t1 - t0);
-    if (CLOVE__UNLIKELY(t->slot->trace != NULL))
-        clove__trace_write(t->slot->trace, CLOVE__EV_WAIT, t0, t1);
+    if (CLOVE__UNLIKELY(clove__tk(t)->slot->trace != NULL))
+        clove__trace_write(clove__tk(t)->slot->trace, CLOVE__EV_WAIT, t0, t1);
     pop_to(t, f);
     return true;
 }

@@ -69,25 +69,34 @@ static void insert_into(const struct sort_ctx *c, const char *src, char *dst, si
     }
 }
 
+/* The merge loop: stably merge *a[0..*na) and *b[0..*nb) into *d for at
+ * most max outputs or until one side is used up, advancing the pointers
+ * and counting the lengths down. */
+static inline void merge_some(const struct sort_ctx *c, const char **a, size_t *na,
+                              const char **b, size_t *nb, char **d, size_t max)
+{
+    size_t size = c->size;
+    for (size_t k = 0; k < max && *na > 0 && *nb > 0; k++) {
+        if (c->cmp(*b, *a) < 0) {
+            copy1(*d, *b, size);
+            *b += size;
+            (*nb)--;
+        } else {
+            copy1(*d, *a, size);
+            *a += size;
+            (*na)--;
+        }
+        *d += size;
+    }
+}
+
 /* Sequential stable merge of a[0..na) and b[0..nb) into d. */
 static void merge_seq(const struct sort_ctx *c, const char *a, size_t na, const char *b,
                       size_t nb, char *d)
 {
-    size_t size = c->size;
-    while (na > 0 && nb > 0) {
-        if (c->cmp(b, a) < 0) {
-            copy1(d, b, size);
-            b += size;
-            nb--;
-        } else {
-            copy1(d, a, size);
-            a += size;
-            na--;
-        }
-        d += size;
-    }
-    memcpy(d, a, na * size);
-    memcpy(d + na * size, b, nb * size);
+    merge_some(c, &a, &na, &b, &nb, &d, SIZE_MAX);
+    memcpy(d, a, na * c->size);
+    memcpy(d + na * c->size, b, nb * c->size);
 }
 
 /* First index j in b[0..n) with b[j] >= x (lower bound). */
@@ -142,8 +151,7 @@ static void merge_par(clove_task *t, const struct sort_ctx *c, const char *a, si
     for (;;) {
         if (na == 0 || nb == 0)
             break;
-        if ((atomic_load_explicit(&t->heartbeat, memory_order_relaxed) & CLOVE__HB_BEAT) &&
-            na + nb >= MERGE_MIN_SPLIT) {
+        if (clove__beat_pending(t) && na + nb >= MERGE_MIN_SPLIT) {
             size_t i, j;
             if (na >= nb) {
                 i = na / 2;
@@ -162,21 +170,9 @@ static void merge_par(clove_task *t, const struct sort_ctx *c, const char *a, si
             return;
         }
         /* Up to MERGE_CHUNK outputs, then look at the heartbeat again. */
-        for (size_t k = 0; k < MERGE_CHUNK && na > 0 && nb > 0; k++) {
-            if (c->cmp(b, a) < 0) {
-                copy1(d, b, size);
-                b += size;
-                nb--;
-            } else {
-                copy1(d, a, size);
-                a += size;
-                na--;
-            }
-            d += size;
-        }
+        merge_some(c, &a, &na, &b, &nb, &d, MERGE_CHUNK);
     }
-    memcpy(d, a, na * size);
-    memcpy(d + na * size, b, nb * size);
+    merge_seq(c, a, na, b, nb, d); /* the rest of the side left over */
 }
 
 /* Merge the sorted halves s[0..n1) and s[n1..n) into d, cheaply when they

@@ -71,13 +71,9 @@ static int open_trace(const char *path, bool *created)
 
 int clove__stats_init(clove_pool *p, const char *trace_path, const char *from)
 {
-    void *mem = NULL;
-    size_t bytes = (size_t)p->nthreads * sizeof *p->slots;
-    if (clove__fault_hit(CLOVE__FAULT_ALLOC) ||
-        posix_memalign(&mem, CLOVE__CACHE_LINE, bytes) != 0)
+    p->slots = clove__aligned_zalloc((size_t)p->nthreads * sizeof *p->slots);
+    if (p->slots == NULL)
         return ENOMEM;
-    memset(mem, 0, bytes);
-    p->slots = mem;
     for (unsigned i = 0; i < p->nthreads; i++) {
         for (int k = 0; k < CLOVE__NSTATS; k++)
             atomic_init(&p->slots[i].c[k], 0);
@@ -259,10 +255,10 @@ int clove_pool_stats_sized(const clove_pool *cp, clove_stats *total, clove_stats
     clove__lock(p);
     memcpy(sum, p->overflow, sizeof sum);
     /* Live external tasks with an index >= threads count in the total. */
-    for (const clove_task *r = p->registered; r; r = r->reg_next)
+    for (const clove_task *r = p->registered; r; r = clove__tk(r)->reg_next)
         if (r->index >= p->nthreads) {
             uint64_t c[CLOVE__NSTATS];
-            read_slot(r->slot, c);
+            read_slot(clove__tk(r)->slot, c);
             for (int k = 0; k < CLOVE__NSTATS; k++)
                 sum[k] += c[k];
         }
