@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * clove.pml - a Promela model of clove's concurrency protocol
- * (src/share.c, src/pool.c, include/clove.h). See model/README.md for
+ * (src/share.c, src/pool.c, src/heartbeat.c, include/clove.h). See model/README.md for
  * what is modelled, what is abstracted and how to run it (model/check.sh).
  *
  * Processes: Task(0) is the external thread (clove_pool_run of the root
@@ -10,14 +10,14 @@
  *
  * Every critical section of pool->lock is one indivisible d_step (no
  * critical section in clove blocks, sleeps or runs user code), except
- * heartbeat_all's: its accesses to a task's heartbeat word and reserve race
+ * heartbeat_pass's: its accesses to a task's heartbeat word and reserve race
  * with the owner's lock-free ones, so it is several steps and hbl (the
  * heartbeat thread holds the lock) keeps the other critical sections out.
  * Every seq_cst atomic outside the lock, every futex wait and every futex
  * wake is a step of its own.
  *
  * The reserve (the long-leaf protocol): task->reserve is resv[], the
- * owner's shadow task->reserved is the local rsh, the heartbeat word's
+ * owner's shadow task->own_reserve is the local rsh, the heartbeat word's
  * BEAT/ARM bits are hbflag[]; the owner's handler is MS_HS1..MS_HS3 and the
  * re-arm MS_ARM1/MS_ARM2, its claim at the join is the I_JOIN slow path,
  * and the heartbeat thread's steal is HB's hs 1..6. See README.md for the
@@ -142,7 +142,7 @@ byte hbflag[NT];             /* task->heartbeat: BEAT | ARM */
 byte resv[NT];               /* task->reserve: job id, 0 = NULL */
 byte fseq[NJ];               /* the LIFO sequence number in the record's state */
 bit  hbl;                    /* the heartbeat thread holds pool->lock across
-                              * heartbeat_all (the only critical section
+                              * heartbeat_pass (the only critical section
                               * that is more than one step: see README.md) */
 /* heartbeat handshake (lock-free, seq_cst) */
 byte rin;                    /* runs: low 32 bits (runs in progress) */
@@ -402,8 +402,8 @@ proctype Task(byte me)
     byte dj, dmode;                   /* job just finished as a taker */
     byte wl;                          /* destroy: tasks to wake (bit set) */
     byte hv;                          /* a loaded heartbeat word (v) */
-    byte nsh;                         /* task->nshared (owner only) */
-    byte rsh;                         /* task->reserved: the owner's shadow
+    byte nsh;                         /* task->noffered (owner only) */
+    byte rsh;                         /* task->own_reserve: the owner's shadow
                                        * of task->reserve (owner only) */
     byte aret;                        /* continuation after the re-arm */
     byte f, g, k, o;                  /* scratch, always reset to 0 */
@@ -496,7 +496,7 @@ progress_tick:
     :: d_step { ms == MS_JOB && OP(TJ, TP) == I_JOIN &&
                 fst[ARG(TJ, TP)] != F_QUEUED ->
         /* clove_join: fn == NULL, so clove__join_slow. If f is the
-         * task's reserve by its shadow (f == t->reserved, owner-local),
+         * task's reserve by its shadow (f == t->own_reserve, owner-local),
          * reserved = NULL and the lock-free claim CAS(reserve, f, NULL):
          * on success the caller runs f (after the re-arm); on failure the
          * heartbeat thread stole it (note_stolen), re-arm, then the locked
@@ -692,7 +692,7 @@ progress_tick:
             :: else -> skip
             fi;
             /* else the queue's oldest, if the queue is not empty (gets
-             * sequence nshared++) */
+             * sequence noffered++) */
             if
 #ifdef BUG_SHARE_EMPTY_LIST
             /* BUG: the spec's wording, "else the list's oldest", even when
@@ -733,7 +733,7 @@ progress_tick:
         fi;
         check_inv() }
     /* heartbeat_beat's end: if reserved == NULL, then if the queue is not
-     * empty, reserve_oldest: take_oldest, RESERVED with sequence nshared++,
+     * empty, reserve_oldest: take_oldest, RESERVED with sequence noffered++,
      * reserved = f and a release store of reserve (one step: the rest is
      * owner-local); otherwise rearm */
     :: d_step { ms == MS_HS3 ->
@@ -959,7 +959,7 @@ progress_tick:
 #define BEAT_MARK skip
 #endif
 #ifdef BUG_NO_STEAL
-#define NO_STEAL true      /* BUG: heartbeat_all never takes a reserve */
+#define NO_STEAL true      /* BUG: heartbeat_pass never takes a reserve */
 #else
 #define NO_STEAL false
 #endif
@@ -990,7 +990,7 @@ progress_tick:
 #define LOCK_FREE_FOR_HB true
 #endif
 
-/* heartbeat_all's loop: skip to the next registered, non-idle task; after
+/* heartbeat_pass's loop: skip to the next registered, non-idle task; after
  * the last one, unlock (lock-guarded reads, part of the caller's step) */
 inline hb_next() {
     do
@@ -1016,7 +1016,7 @@ active proctype HB()
 {
     byte last, quiet, dec;
     bit active_;
-    byte hw, hs, hf, hwl;            /* heartbeat_all: task, step, f, to wake */
+    byte hw, hs, hf, hwl;            /* heartbeat_pass: task, step, f, to wake */
     bit gate;                        /* this pass skips a young run (hb_next) */
     byte g, o, k;                    /* scratch, always reset to 0 */
 
@@ -1055,7 +1055,7 @@ active proctype HB()
            dec = 0;
            /* clove__wait(&stopping, 0, interval) returns (at any time:
             * that is the interleaving before the next step); then
-            * hb_useful (hints, merged) and heartbeat_all's clove__lock */
+            * hb_useful (hints, merged) and heartbeat_pass's clove__lock */
            d_step {
                LOCK_FREE_FOR_HB ->
                if
@@ -1068,13 +1068,13 @@ active proctype HB()
                :: else -> skip
                fi
            };
-           /* heartbeat_all, lock held: for each task w that is registered
+           /* heartbeat_pass, lock held: for each task w that is registered
             * and not idle (hb_next skips the others, lock-guarded):
             * H1 load(w->heartbeat) & BEAT, and clove__steal_locked's
             * idle_first != NULL (the ring is never full); H2 load(w->reserve);
             * H3 CAS(w->reserve, f, NULL) and on success share_locked (ring
             * push, SHARED); H5 steal_locked's store of BEAT; H6 take an idle
-            * task (woken after unlocking); H4 heartbeat_all's store of BEAT.
+            * task (woken after unlocking); H4 heartbeat_pass's store of BEAT.
             * Each is a step: the owner's lock-free steps (its handler's
             * exchange of heartbeat, its load and release store of reserve,
             * its re-arm, its claim at the join) interleave with them */

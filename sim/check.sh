@@ -5,15 +5,16 @@
 # no speed-up exceeds the worker count; the busy worker-time covers all the
 # work; fractions lie in [0, 1]; the calibrated 2-thread prediction of the
 # 1e7-node tree stays within 10 % of the measured time (sim/README.md).
-# Long leaves (section 6): the same invariants; with the reserve 2 workers
-# run pair:50 in <= 60 ms (measured 50.3), without it in 100 ms; the reserve
-# changes nothing on tree and fib, and no probe ever steals there; one
-# reserve per task (fan:4:10 = 30 ms). Section 7: beats are never closer
+# Long leaves: the same invariants; with the reserve 2 workers run pair:50
+# in <= 60 ms (measured 50.3), without it in 100 ms; the reserve changes
+# nothing on tree and fib, and no probe ever steals there; one reserve per
+# task (fan:4:10 = 30 ms). Beat on kick and probe: beats are never closer
 # than one interval (the beat on kick's limit); pair:50 gets no beat on
-# kick (nobody goes idle during the run), so it takes as long as under the
-# rules before, and the rejected --steal-every-beat steals at the first
-# beat (<= 50.2 ms); the probe steals on map 256 x 1 ms (16 workers). The
-# run-age gate delays the first beat by a quarter interval.
+# kick (nobody goes idle during the run), so it takes as long as with
+# --no-beat-on-kick --probe-div 0, and the rejected --steal-every-beat
+# steals at the first beat (<= 50.2 ms); the probe steals on map 256 x 1 ms
+# (16 workers). The run-age gate delays the first beat by a quarter
+# interval.
 # Usage: sim/check.sh [PYTHON]   (default python3). Exit 0 on success.
 set -eu
 PY=${1:-python3}
@@ -81,7 +82,8 @@ check(t_res <= 60.0, f"pair 50 ms, 2 workers, reserve: {t_res:.3f} ms <= 60 ms (
 check(abs(t_nores - 100.0) < 1e-3, f"pair 50 ms, 2 workers, no reserve: {t_nores:.3f} ms = 100 ms")
 t_old = cs.simulate(pair, 2, **designs.SEC6)["time_ns"] / 1e6
 t_every = cs.simulate(pair, 2, **designs.REJECTED)["time_ns"] / 1e6
-check(t_res == t_old and t_every <= 50.2, f"pair 50 ms, 2 workers: no beat on kick, as before ({t_res:.3f} ms "
+check(t_res == t_old and t_every <= 50.2, f"pair 50 ms, 2 workers: no beat on kick, as with "
+      f"--no-beat-on-kick --probe-div 0 ({t_res:.3f} ms "
       f"= {t_old:.3f} ms); rejected steal at every beat: at the first beat ({t_every:.3f} ms <= 50.2 ms)")
 rounds = cs.make_work("rounds:10:5")
 t_res = cs.simulate(rounds, 2)["time_ns"] / 1e6
@@ -98,13 +100,13 @@ check(st["probe_steals"] > 0 and st["probes"] <= st["kick_beats"] and st0["probe
       f"{st['kick_beats']} beats on kick; none with --probe-div 0")
 for spec, c, P in (("tree:1000000", 2.917, 16), ("fib:27", 1.755, 64)):
     w = cs.make_work(spec)
-    for kw, tag in (({}, "defaults"), (designs.SEC6, "rules before")):
+    for kw, tag in (({}, "defaults"), (designs.SEC6, "--no-beat-on-kick --probe-div 0")):
         a = cs.simulate(w, P, c_node=c, reserve=False, **kw)
         b = cs.simulate(w, P, c_node=c, **kw)
         check(a["time_ns"] == b["time_ns"] and b["stats"]["steals"] == 0,
               f"{w.name}, {P} workers, {tag}: the reserve changes nothing "
               f"({b['stats']['steals']} steals, {b['stats']['probes']} probes)")
-# The run-age gate (src/pool.c HB_RUN_AGE_DIV): with the heartbeat thread
+# The run-age gate (src/heartbeat.c HB_RUN_AGE_DIV): with the heartbeat thread
 # awake, the pass that first finds the run skips it, and a gate pass a
 # quarter interval later beats it: the first steal comes a quarter
 # interval later than without the gate, whatever the phase.

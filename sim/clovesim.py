@@ -17,8 +17,8 @@ Models (see sim/README.md for the long version and the calibration):
     beats at once, but never sooner than one interval after its previous
     beat, and an eighth of an interval later (plus timer lateness) runs a
     probe pass that steals the reserve of every task that has not answered
-    that beat yet, then goes on as usual (src/ working tree of 2026-11-30
-    20:00; --no-beat-on-kick: one full period after the kick, as before;
+    that beat yet, then goes on as usual (src/heartbeat.c;
+    --no-beat-on-kick: one full period after the kick, no probe;
     --probe-div 0: no probe); after run_enter's kick the first beat comes
     one period later; a beat sets the flag of every non-idle task;
   - the flag is answered at the task's next fork (the "tick gap");
@@ -31,17 +31,19 @@ Models (see sim/README.md for the long version and the calibration):
   - joins: reclaim a still-queued shared job (run it here), skip a done
     one, or wait: help with ring jobs, else sleep until the taker wakes us
     (and relay a share-wake if we were woken just as our job finished);
-  - the cascade's owner re-share (src/ since 2026-11-30): the taker also
-    raises the flag of the job's owner (default on; --no-cascade-owner);
-  - the reserve (src/ since 2026-11-30; default on; --no-reserve): each task
-    keeps its oldest queued fork published; at each beat (and probe) the
-    heartbeat thread, for every busy task whose flag is still raised (no
-    fork since the flag went up: a long leaf), if a task is idle and the
-    ring has room, claims that fork and shares it as the owner would (ring,
-    wake one idle task, after the lock); at most one per task until the
-    task forks again (which re-reserves); at most 16 steals per beat.
-    Rejected what-if --steal-every-beat (src/ working tree of 19:50, never
-    committed): at each beat, from every busy task, answered or not;
+  - the cascade's owner re-share (src/share.c, default on): the taker also
+    raises the flag of the job's owner; --no-cascade-owner: only the taker
+    shares again;
+  - the reserve (src/share.c, default on; --no-reserve: tasks keep no
+    reserve): each task keeps its oldest queued fork published; at each
+    beat (and probe) the heartbeat thread, for every busy task whose flag
+    is still raised (no fork since the flag went up: a long leaf), if a
+    task is idle and the ring has room, claims that fork and shares it as
+    the owner would (ring, wake one idle task, after the lock); at most one
+    per task until the task forks again (which re-reserves); at most 16
+    steals per beat.
+    --steal-every-beat: a rejected alternative in which every normal beat
+    steals from every busy task, answered or not;
   - not modelled: clove_for / clove_reduce loops (chunks, splits at a
     heartbeat, the eager splits of src/for.c); the map workloads are
     divide-and-conquer recursions with a fixed fork tree;
@@ -66,7 +68,7 @@ NS = 1.0
 US = 1000.0
 
 # --------------------------------------------------------------------------
-# Calibration defaults (measured on this machine: sim/README.md, section 3)
+# Calibration defaults (measured on this machine: sim/README.md, "Calibration")
 # --------------------------------------------------------------------------
 DEFAULTS = dict(
     c_node_tree={1000: 2.83, 1000000: 2.917, 10000000: 3.007},  # ns per node, clove 1 thread
@@ -78,7 +80,7 @@ DEFAULTS = dict(
     wake_us=10.0,            # share -> job start, median over clove traces (sim/trace_stats.py)
     wake_call_us=5.0,        # the waker's FUTEX_WAKE syscall (sim/wakelat.c, median 5.8)
     lock_us=0.15,            # one pool-lock critical section incl. the cache-line transfer
-    hb_per_task_us=0.02,     # heartbeat_all: one flag store per task (another core's line)
+    hb_per_task_us=0.02,     # heartbeat_pass: one flag store per task (another core's line)
     tick_gap_nodes=2.0,      # nodes from a flag store to the next fork that reads it
     reclaim_us=0.05,         # owner reclaims a queued shared future (+ lock)
     join_done_us=0.05,       # owner finds its shared future DONE (+ lock)
@@ -348,11 +350,11 @@ class Sim:
         self.c = (c_node * contention + contention_ns) if P > 1 else c_node
         self.idle_request = idle_request
         self.beat_on_kick = beat_on_kick
-        # rejected what-if (src/ working tree of 19:50): a normal beat steals
+        # --steal-every-beat, a rejected alternative: a normal beat steals
         # from every busy task, not only from those that left it unanswered
         self.steal_every_beat = steal_every_beat
         # the probe pass interval / probe_div after a beat on kick
-        # (src/pool.c HB_PROBE_DIV = 8); 0: none
+        # (src/heartbeat.c HB_PROBE_DIV = 8); 0: none
         self.probe_div = probe_div
         # what-if (False): after a steal the owner's next fork only reserves
         # again; src/ stores BEAT, so that fork also shares the next oldest
@@ -362,8 +364,8 @@ class Sim:
         self.reserves = reserves if reserve else 0   # what-if: > 1 reserves per task
         self.join_ticks = join_ticks                  # what-if: clove_join ticks (long leaves only)
         self.hb_phase = None if hb_phase_us is None else hb_phase_us * US
-        # src/pool.c HB_RUN_AGE_DIV: a pass skips a run younger than
-        # interval / run_age_div (0: no such gate, as before 2026-11-30 22:00)
+        # src/heartbeat.c HB_RUN_AGE_DIV: a pass skips a run younger than
+        # interval / run_age_div (0: no such gate, the first pass beats it)
         self.run_age_div = run_age_div
         self.hb_wake_batch = hb_wake_batch
         # long-leaf workloads: a flag is answered at the task's next fork
@@ -400,7 +402,7 @@ class Sim:
         self.seq = 0
         self.hb_asleep = True
         self.hb_busy_sleep = False  # asleep because a beat found nobody idle (not: no run yet)
-        self.last_beat = -math.inf  # when the last beat (heartbeat_all) ended
+        self.last_beat = -math.inf  # when the last beat (heartbeat_pass) ended
         self.min_beat_gap = math.inf  # shortest time from the end of a beat to the next beat
         self.hb_gen = 0
         self.done_at = None
@@ -584,12 +586,14 @@ class Sim:
             awake = t + self.L             # woken (wake latency)
             kind = None
             if self.beat_on_kick and self.hb_busy_sleep:
-                # src/pool.c heartbeat_main: after an all-busy sleep, beat as
-                # soon as awake, but never less than an interval after the
-                # previous beat (the wait for the rest of the interval is
-                # late like any timed wait: the beat comes a period after
-                # the previous one); a probe pass follows (on_beat)
-                # (beat_on_kick="now": no such limit, the variant of the older tables)
+                # clove__heartbeat_main (src/heartbeat.c): after an all-busy
+                # sleep, beat as soon as awake, but never less than an
+                # interval after the previous beat (the wait for the rest of
+                # the interval is late like any timed wait: the beat comes a
+                # period after the previous one); a probe pass follows
+                # (on_beat)
+                # (beat_on_kick="now": no such limit, designs.py's
+                # "unlimited beat on kick" rows)
                 at = awake if (awake - self.last_beat >= self.H or self.beat_on_kick == "now") \
                     else self.last_beat + self.period
                 kind = KICK
@@ -618,7 +622,7 @@ class Sim:
         """clove__steal_locked: if some task is idle and the ring has room,
         claim w's reserve - its oldest queued fork, unless the heartbeat
         thread already took it and w has not forked since - and share it as
-        w's own handler would; only if w's flag is still raised (heartbeat_all
+        w's own handler would; only if w's flag is still raised (heartbeat_pass
         reads BEAT), unless every (the rejected --steal-every-beat). Returns
         the idle task taken off the idle list (woken by the heartbeat thread
         after unlocking), or None."""
@@ -654,15 +658,15 @@ class Sim:
         return v
 
     def flag_all(self, t, steal=False, probe=False):
-        """heartbeat_all: raise the flag of every task that is not idle.
+        """heartbeat_pass: raise the flag of every task that is not idle.
         With the reserve (steal, from the heartbeat thread): first, for each
         busy task whose flag is still raised (no fork since the last beat,
         or raised by a cascade since; with the rejected steal_every_beat,
         at a normal beat: every busy task), claim and share its reserve, at
         most hb_wake_batch per beat (the rest of the walk waits a beat, as
-        in src/pool.c). probe (heartbeat_all(p, true)): the steals only, no
-        flag raised. Returns when the heartbeat thread is done (its wake
-        calls included)."""
+        in src/heartbeat.c). probe (heartbeat_pass's HB_PASS_PROBE): the
+        steals only, no flag raised. Returns when the heartbeat thread is
+        done (its wake calls included)."""
         thieves = []
         skip = ()
         robbed = set()
@@ -712,7 +716,7 @@ class Sim:
             if kick:
                 self.stats["kick_beats"] += 1
             if kick and self.probe_div:
-                # src/pool.c: a beat on kick is followed, interval /
+                # src/heartbeat.c: a beat on kick is followed, interval /
                 # HB_PROBE_DIV later (a timed wait, late like any), by a
                 # probe pass; the thread stays awake until then
                 self.push(t_end + self.H / self.probe_div + (self.period - self.H), EV_PROBE,
@@ -721,8 +725,8 @@ class Sim:
         self.after_pass(t_end, gen)
 
     def after_pass(self, t_end, gen):
-        """heartbeat_main's loop top: sleep if nobody is idle, else the
-        next beat one period later."""
+        """clove__heartbeat_main's loop top: sleep if nobody is idle, else
+        the next beat one period later."""
         if not self.idle:
             self.hb_asleep = True      # nobody idle: sleep until kicked
             self.hb_busy_sleep = True
@@ -730,8 +734,9 @@ class Sim:
             self.push(t_end + self.period, EV_BEAT, None, gen)
 
     def on_probe(self, t, gen):
-        """The probe pass after a beat on kick (heartbeat_all(p, true)):
-        steal from the tasks that have not answered that beat yet."""
+        """The probe pass after a beat on kick (heartbeat_pass's
+        HB_PASS_PROBE): steal from the tasks that have not answered that
+        beat yet."""
         if gen != self.hb_gen or self.hb_asleep:
             return
         t_end = t
@@ -976,9 +981,8 @@ class Sim:
             first = self.hb_phase
             # the run is the only busy task: the pass that first finds it
             # stamps it and skips it, and a gate pass interval /
-            # run_age_div later beats it (src/pool.c heartbeat_all; until
-            # 2026-12-01 a clock read per run: a pass under that age
-            # skipped it and the next pass beat it)
+            # run_age_div later beats it (src/heartbeat.c heartbeat_pass: the
+            # heartbeat thread stamps the run, no clock read per run)
             if self.run_age_div:
                 first += self.H / self.run_age_div
             self.push(first, EV_BEAT, None, self.hb_gen)
@@ -1103,12 +1107,12 @@ def main(argv=None):
                                         "map:N:L (divide-and-conquer map over N items of L each),\n"
                                         "imap:N:L[:SEED] (item lengths exponential, mean L), tmap:N:L\n"
                                         "(item i costs 2L(i+1/2)/N), fan:K:L (fork K-1 leaves in a loop,\n"
-                                        "run one). Defaults model src/ of 2026-11-30 20:00 (uncommitted):\n"
+                                        "run one). Defaults model src/:\n"
                                         "cascade with owner re-share, the reserve stolen from a task that\n"
                                         "left a beat unanswered, beat on kick (at most one per interval)\n"
-                                        "followed by a probe pass interval/8 later. The rules before: add\n"
-                                        "--no-beat-on-kick. The rejected design of 19:50: add\n"
-                                        "--steal-every-beat --probe-div 0.\n"
+                                        "followed by a probe pass interval/8 later. No beat on kick, no\n"
+                                        "probe: add --no-beat-on-kick. The rejected alternative in which\n"
+                                        "every beat steals: add --steal-every-beat --probe-div 0.\n"
                                         "Example: clovesim.py -w tree:1e7 -P 1 2 4 16 64 256")
     ap.add_argument("-w", "--workload", action="append", default=None,
                     help="tree:N, fib:N, pair:L, rounds:N:L, map:N:L, ... (repeatable; "
@@ -1134,24 +1138,24 @@ def main(argv=None):
                     help="variant: a task going idle raises every busy task's flag at once")
     ap.add_argument("--cascade-owner", action=argparse.BooleanOptionalAction, default=True,
                     help="when a shared job is taken while others are idle, its owner "
-                         "shares again too (with the cascade: doubling per wake-up); in src/ "
-                         "since 2026-11-30, default on; --no-cascade-owner for the older tables")
+                         "shares again too (with the cascade: doubling per wake-up); src/, "
+                         "default on; --no-cascade-owner: only the taker shares again")
     ap.add_argument("--reserve", action=argparse.BooleanOptionalAction, default=True,
                     help="the heartbeat thread shares the reserved oldest fork of a task that "
-                         "left a beat unanswered (long leaves), while some task is idle; in src/ "
-                         "since 2026-11-30, default on; --no-reserve for the older tables")
+                         "left a beat unanswered (long leaves), while some task is idle; src/, "
+                         "default on; --no-reserve: tasks keep no reserve")
     ap.add_argument("--steal-every-beat", action="store_true",
-                    help="rejected what-if (src/ working tree of 2026-11-30 19:50, never "
-                         "committed): every normal beat steals the reserve of every busy task, "
-                         "answered or not (a probe pass still steals only from the unanswered)")
+                    help="a rejected alternative: every normal beat steals the reserve of "
+                         "every busy task, answered or not (a probe pass still steals only from "
+                         "the unanswered)")
     ap.add_argument("--probe-div", type=int, default=8,
                     help="a beat on kick is followed, interval / N later (plus timer lateness), "
                          "by a probe pass: the reserve of every task that has not answered that "
-                         "beat yet is stolen, no flag is raised (src/pool.c HB_PROBE_DIV, "
+                         "beat yet is stolen, no flag is raised (src/heartbeat.c HB_PROBE_DIV, "
                          "default 8); 0: no probe")
     ap.add_argument("--share-after-steal", action=argparse.BooleanOptionalAction, default=True,
                     help="after a steal the owner's flag is raised (steal_locked and "
-                         "heartbeat_all store BEAT), so its next fork also shares its next "
+                         "heartbeat_pass store BEAT), so its next fork also shares its next "
                          "oldest fork while a task is idle (src/, default); what-if "
                          "--no-share-after-steal: that fork only reserves again")
     ap.add_argument("--reserves", type=int, default=1,
@@ -1166,14 +1170,14 @@ def main(argv=None):
                          "asleep, kicked by run_enter (first beat after wake + one period)")
     ap.add_argument("--run-age-div", type=int, default=4,
                     help="with --hb-phase-us: a heartbeat pass skips the run while it is younger "
-                         "than interval / this (src/pool.c HB_RUN_AGE_DIV, default 4); 0: no "
-                         "such gate, the first pass beats it whatever its age, as before")
+                         "than interval / this (src/heartbeat.c HB_RUN_AGE_DIV, default 4); "
+                         "0: no such gate, the first pass beats it whatever its age")
     ap.add_argument("--beat-on-kick", action=argparse.BooleanOptionalAction, default=True,
                     help="woken by a task going idle during a run (after an all-busy sleep), "
                          "the heartbeat thread beats at once, but not sooner than one interval "
-                         "after its previous beat, then probes (--probe-div); src/ of "
-                         "2026-11-30 20:00, default on; --no-beat-on-kick: one full period "
-                         "after the kick, no probe, as before")
+                         "after its previous beat, then probes (--probe-div); src/heartbeat.c, "
+                         "default on; --no-beat-on-kick: one full period after the kick, "
+                         "no probe")
     ap.add_argument("--hb-per-task-us", type=float, default=DEFAULTS["hb_per_task_us"])
     ap.add_argument("--leaf-block", type=int, default=0,
                     help="subtrees of at most this many nodes run without forks (a grain)")

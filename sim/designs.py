@@ -6,44 +6,48 @@
   designs.py scaling    the taker-only cascade at 1..256 workers, every workload
   designs.py compare    16/64/256 workers under each design variant
   designs.py longleaf   long leaves and the reserve: validation, predictions,
-                        the reserve on tree/fib, what-if variants (section 6)
-  designs.py rules      (i) the rules before 2026-11-30 19:50, (ii) the defaults
-                        (beat on kick + probe), (iii) the rejected steal at
-                        every beat (section 7)
-  designs.py rejected   the evidence against (iii): its full tables (section 7)
+                        the reserve on tree/fib, what-if variants
+                        ("Validation", "What it predicts")
+  designs.py rules      (i) --no-beat-on-kick --probe-div 0, (ii) the defaults
+                        (beat on kick + probe), (iii) the rejected
+                        --steal-every-beat --probe-div 0 ("What it predicts")
+  designs.py rejected   the evidence against (iii): its full tables
+                        ("Decisions")
   designs.py all        all six (default)
 
-Measured figures are those of sim/README.md (section 3); re-measure and
-edit MEASURED to re-validate on another machine. Python 3 stdlib only.
+Quoted section names are those of sim/README.md. Measured figures are
+those of its "Calibration"; re-measure and edit MEASURED to re-validate on
+another machine. Python 3 stdlib only.
 """
 import sys
 
 import clovesim as cs
 
 # tree_sum medians over the "quiet" rounds (hand split < 0.75x baseline) of
-# 8 processes, ns per node (sim/README.md, section 3)
+# 8 processes, ns per node (sim/README.md, "Calibration")
 MEASURED = {
     1000000: dict(base=1.838, split=1.092, clove1=2.917, clove2=1.894),
     10000000: dict(base=2.457, split=1.467, clove1=3.007, clove2=1.662),
 }
 PS = [1, 2, 4, 16, 64, 256]
 
-# The tables of sections 4 and 5 were computed before the owner re-share and
-# the reserve were in src/ (the simulator's defaults since 2026-11-30 17:00):
-# they are reproduced with both switched off explicitly, and without the
-# beat on kick and its probe (defaults since 2026-11-30 20:00). All three
-# historical settings below also leave out the run-age gate (default since
-# 2026-11-30 22:00), which changes only runs started with the heartbeat
+# OLD, the rules of the tree-sum validation and of the scaling and compare
+# tables: the taker-only cascade and no reserve (--no-cascade-owner
+# --no-reserve), no beat on kick and no probe (--no-beat-on-kick
+# --probe-div 0). OLD, SEC6 and REJECTED also leave out the run-age gate
+# (--run-age-div 0), which changes only runs started with the heartbeat
 # thread awake (--hb-phase-us, warm_mean) at a phase under interval/4.
 OLD = dict(cascade_owner=False, reserve=False, beat_on_kick=False, probe_div=0, run_age_div=0)
-# Section 6 was computed for the code of 3063e81: the reserve stolen only
-# from a task that left a whole interval unanswered (still the default
-# rule), no beat on kick, no probe. Its "beat on kick" rows used the variant
-# without the one-interval limit, and without a probe.
+# SEC6, the rules of the code of 3063e81, for the long-leaf tables and
+# column (i) of the rules and rejected tables: the reserve stolen only from
+# a task that left a whole interval unanswered (the default rule), no beat
+# on kick, no probe (--no-beat-on-kick --probe-div 0 --run-age-div 0). The
+# "unlimited beat on kick" rows add beat_on_kick="now": a beat on kick with
+# no one-interval limit, without a probe.
 SEC6 = dict(beat_on_kick=False, probe_div=0, run_age_div=0)
-# Section 7: the rejected design of the working tree of 19:50 (never
-# committed): every beat steals every busy task's reserve; beat on kick, no
-# probe.
+# REJECTED, the rejected alternative (--steal-every-beat --probe-div 0
+# --run-age-div 0): every beat steals every busy task's reserve; beat on
+# kick, no probe.
 REJECTED = dict(steal_every_beat=True, probe_div=0, run_age_div=0)
 
 
@@ -76,12 +80,12 @@ def scaling():
 
 
 VARIANTS = [
-    ("taker-only cascade (src/ before 14:40)", {}),
+    ("taker-only cascade (--no-cascade-owner)", {}),
     ("no cascade (Spice)", dict(cascade=False)),
     ("cascade, k = 2", dict(k=2)),
     ("cascade, k = 4", dict(k=4)),
     ("no cascade, k = 2", dict(cascade=False, k=2)),
-    ("cascade + owner re-shares (src/ since 14:40)", dict(cascade_owner=True)),
+    ("cascade + owner re-shares (--cascade-owner)", dict(cascade_owner=True)),
     ("cascade + owner, k = 2", dict(cascade_owner=True, k=2)),
     ("cascade, heartbeat 50 us", dict(heartbeat_us=50)),
     ("cascade, heartbeat 200 us", dict(heartbeat_us=200)),
@@ -96,8 +100,8 @@ VARIANTS = [
     ("cascade + owner, wake 5 us", dict(cascade_owner=True, wake_us=5)),
     ("cascade + owner, wake 30 us", dict(cascade_owner=True, wake_us=30)),
     ("cascade + owner, wake 100 us", dict(cascade_owner=True, wake_us=100)),
-    ("cascade + beat on kick", dict(beat_on_kick="now")),
-    ("cascade + owner + beat on kick", dict(cascade_owner=True, beat_on_kick="now")),
+    ("cascade + unlimited beat on kick", dict(beat_on_kick="now")),
+    ("cascade + owner + unlimited beat on kick", dict(cascade_owner=True, beat_on_kick="now")),
     ("no cascade + idle request", dict(cascade=False, idle_request=True)),
 ]
 
@@ -121,8 +125,9 @@ def compare(spec="tree:1e7", ps=(16, 64, 256)):
 
 
 # --------------------------------------------------------------------------
-# Section 6: long leaves and the reserve (defaults: the code of 2026-11-30
-# 17:00, cascade with owner re-share and the reserve)
+# Long leaves and the reserve ("Validation" and "What it predicts" in
+# sim/README.md), under SEC6: cascade with owner re-share and the reserve,
+# no beat on kick, no probe
 # --------------------------------------------------------------------------
 
 # bench/longleaf, medians in ms. "commit": the figures quoted when the
@@ -238,7 +243,7 @@ LL_VARIANTS = [
     ("reserve, heartbeat 50 us", dict(heartbeat_us=50)),
     ("reserve, wake 30 us", dict(wake_us=30)),
     ("reserve, no limit of 16 wakes per beat", dict(hb_wake_batch=10 ** 6)),
-    ("reserve + beat on kick (src/pool.c, uncommitted)", dict(beat_on_kick="now")),
+    ("reserve + unlimited beat on kick, no probe", dict(beat_on_kick="now")),
     ("what-if: clove_join ticks", dict(join_ticks=True)),
     ("what-if: 2 reserves per task", dict(reserves=2)),
     ("what-if: 2 reserves + join ticks", dict(reserves=2, join_ticks=True)),
@@ -273,12 +278,13 @@ def longleaf():
 
 
 # --------------------------------------------------------------------------
-# Section 7: (i) the rules before (SEC6), (ii) the defaults (src/ of
-# 2026-11-30 20:00: steal only from the unanswered, beat on kick, probe
-# at interval/8), (iii) the rejected steal at every beat (working tree of
-# 19:50: REJECTED)
+# The defaults against the alternatives ("What it predicts" in
+# sim/README.md): (i) SEC6, --no-beat-on-kick --probe-div 0; (ii) the
+# defaults: steal only from the unanswered, beat on kick, probe at
+# interval/8; (iii) REJECTED, --steal-every-beat --probe-div 0
 # --------------------------------------------------------------------------
-RULES = [("(i) before", SEC6), ("(ii) defaults", {}), ("(iii) steal every beat", REJECTED)]
+RULES = [("(i) --no-beat-on-kick --probe-div 0", SEC6), ("(ii) defaults", {}),
+         ("(iii) --steal-every-beat --probe-div 0", REJECTED)]
 RULES_WORK = [("tree:1e7", (2, 16, 64)), ("fib:40", (64,)), ("pair:50", (2, 16)),
               ("rounds:10:5", (2, 16)), ("map:256:1", (16, 64))]
 
@@ -299,7 +305,7 @@ def rules_validate():
 
 
 def rules_predict(probe_col=True):
-    cols = RULES + ([("(ii) without the probe", dict(probe_div=0))] if probe_col else [])
+    cols = RULES + ([("(ii) --probe-div 0", dict(probe_div=0))] if probe_col else [])
     print("| workload | workers | " + " | ".join(n for n, _ in cols) + " |")
     print("|---|---|" + "---|" * len(cols))
     for spec, ps in RULES_WORK:
@@ -323,8 +329,8 @@ def rules():
     rules_predict()
 
 
-# The evidence against (iii), as first computed in the working tree of
-# 19:50 (its "new defaults" are REJECTED here).
+# The evidence against (iii) ("Decisions" in sim/README.md): (iii) against
+# (i), with what-if variants of (iii).
 REJ_STEAL_ONLY = dict(REJECTED, beat_on_kick=False)      # its steal rule without the beat on kick
 REJ_WHATIF = dict(REJECTED, share_after_steal=False)     # what-if: a steal does not make the owner share too
 REJ_WORK = [("tree:1e7", (2, 16, 64, 256)), ("tree:1e8", (16, 64)), ("fib:40", (16, 64)),
@@ -332,8 +338,8 @@ REJ_WORK = [("tree:1e7", (2, 16, 64, 256)), ("tree:1e8", (16, 64)), ("fib:40", (
             ("imap:256:1", (2, 16, 64)), ("tmap:256:1", (16, 64)), ("map:1024:250us", (16, 64)),
             ("fan:4:10", (2, 16))]
 REJ_WHATIFS = [
-    ("(i) before", SEC6),
-    ("(iii) steal every beat (19:50)", REJECTED),
+    ("(i) --no-beat-on-kick --probe-div 0", SEC6),
+    ("(iii) --steal-every-beat --probe-div 0", REJECTED),
     ("(iii), what-if: no share after a steal", REJ_WHATIF),
     ("(iii), what-if: no limit of 16 steals per beat", dict(REJECTED, hb_wake_batch=10 ** 6)),
     ("(iii), what-if: both", dict(REJ_WHATIF, hb_wake_batch=10 ** 6)),
@@ -341,7 +347,7 @@ REJ_WHATIFS = [
 
 
 def rejected_validate():
-    print("| workload, 2 threads | measured (old code) | sim, (i) before | error | sim, (iii) | error |")
+    print("| workload, 2 threads | measured | sim, (i) | error | sim, (iii) | error |")
     print("|---|---|---|---|---|---|")
     for n, m in MEASURED.items():
         w = cs.TreeSum(n)
@@ -364,8 +370,9 @@ def rejected_validate():
 
 
 def rejected_predict():
-    print("| workload | workers | (i) before | (iii) steal every beat | (iii) / (i) time | (iii) without "
-          "the beat on kick | (iii), what-if: no share after a steal |")
+    print("| workload | workers | (i) --no-beat-on-kick --probe-div 0 | (iii) --steal-every-beat "
+          "--probe-div 0 | (iii) / (i) time | (iii) --no-beat-on-kick | (iii), what-if: "
+          "--no-share-after-steal |")
     print("|---|---|---|---|---|---|---|")
     cell = lambda r: f"{cs.fmt_time(r[0])} / {r[1]:.2f}x / {r[3]:.0f} + {r[4]:.0f}"
     for spec, ps in REJ_WORK:

@@ -86,7 +86,7 @@ void clove__debug_fork(clove_task *t, clove_future *f)
     struct clove__job *j = f->job;
     if ((t->top != t->base && j == t->top - 1 && j->fn != NULL &&
          j->out.value == (int64_t)(intptr_t)f) ||
-        (j != NULL && j == clove__tk(t)->reserved && j->arg == (void *)f))
+        (j != NULL && j == clove__tk(t)->own_reserve && j->arg == (void *)f))
         clove__misuse("clove_fork", "this future is already forked and not yet joined", site);
     if (t->top == t->limit)
         clove__misuse("clove_fork",

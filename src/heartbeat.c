@@ -28,10 +28,10 @@
  * the time a loop takes to answer (its chunks last that long). */
 #define HB_PROBE_DIV CLOVE__CHUNK_DIV
 /* A clove_pool_run is beaten only once the heartbeat thread has known it
- * for interval / HB_RUN_AGE_DIV (see heartbeat_all). */
+ * for interval / HB_RUN_AGE_DIV (see heartbeat_pass). */
 #define HB_RUN_AGE_DIV 4
 
-/* Kinds of pass over the tasks (heartbeat_all). */
+/* Kinds of pass over the tasks (heartbeat_pass). */
 enum hb_pass {
     HB_PASS_BEAT,  /* steal from the unanswered, beat everyone old enough */
     HB_PASS_PROBE, /* steal from the unanswered, no new beat */
@@ -75,7 +75,7 @@ enum hb_pass {
  *
  * Returns the pass's time if it stamped a run (for the GATE pass to come),
  * else 0. */
-static uint64_t heartbeat_all(clove_pool *p, enum hb_pass pass, uint64_t seen)
+static uint64_t heartbeat_pass(clove_pool *p, enum hb_pass pass, uint64_t seen)
 {
     /* Never 0: run_ns == 0 means "not seen yet". */
     const uint64_t now = clove__now_ns() | 1;
@@ -190,7 +190,7 @@ void clove__hb_kick(clove_pool *p)
 
 /* A pass stamped runs it saw for the first time at `seen`, `spent` ns
  * ago: beat those still in progress a quarter interval after `seen` (the
- * GATE pass of heartbeat_all; runs stamped since wait for the next pass).
+ * GATE pass of heartbeat_pass; runs stamped since wait for the next pass).
  * Returns the time waited, which the caller takes off its next interval,
  * so that beats keep coming once per interval. */
 static uint64_t gate(clove_pool *p, uint64_t seen, uint64_t spent)
@@ -199,7 +199,7 @@ static uint64_t gate(clove_pool *p, uint64_t seen, uint64_t spent)
     uint64_t wait = quarter > spent ? quarter - spent : 0;
     clove__wait(&p->stopping, 0, wait);
     if (hb_useful(p))
-        (void)heartbeat_all(p, HB_PASS_GATE, seen);
+        (void)heartbeat_pass(p, HB_PASS_GATE, seen);
     return wait;
 }
 
@@ -217,7 +217,7 @@ void *clove__heartbeat_main(void *arg)
 #endif
     uint64_t last_runs = clove__runs_now(p);
     unsigned quiet = 0;
-    uint64_t last_beat = 0; /* clove__now_ns() of the last heartbeat_all */
+    uint64_t last_beat = 0; /* clove__now_ns() of the last heartbeat_pass */
     uint64_t waited = 0;    /* of the next interval, already spent on a gate */
     while (!atomic_load_explicit(&p->stopping, memory_order_acquire)) {
         uint64_t runs = clove__runs_now(p);
@@ -240,7 +240,7 @@ void *clove__heartbeat_main(void *arg)
              * that the pass an interval from now finds it old enough. */
             if (!busy || began) {
                 if (began)
-                    (void)heartbeat_all(p, HB_PASS_STAMP, 0);
+                    (void)heartbeat_pass(p, HB_PASS_STAMP, 0);
                 waited = 0;
                 continue;
             }
@@ -258,11 +258,11 @@ void *clove__heartbeat_main(void *arg)
             waited = 0;
             if (!hb_useful(p))
                 continue;
-            uint64_t seen = heartbeat_all(p, HB_PASS_BEAT, 0);
+            uint64_t seen = heartbeat_pass(p, HB_PASS_BEAT, 0);
             last_beat = clove__now_ns();
             clove__wait(&p->stopping, 0, interval_ns / HB_PROBE_DIV);
             if (hb_useful(p)) {
-                uint64_t probe_seen = heartbeat_all(p, HB_PASS_PROBE, 0);
+                uint64_t probe_seen = heartbeat_pass(p, HB_PASS_PROBE, 0);
                 if (seen == 0)
                     seen = probe_seen;
             }
@@ -275,7 +275,7 @@ void *clove__heartbeat_main(void *arg)
         clove__wait(&p->stopping, 0, interval_ns - waited);
         waited = 0;
         if (hb_useful(p)) {
-            uint64_t seen = heartbeat_all(p, HB_PASS_BEAT, 0);
+            uint64_t seen = heartbeat_pass(p, HB_PASS_BEAT, 0);
             last_beat = clove__now_ns();
             if (seen != 0)
                 waited = gate(p, seen, 0);

@@ -142,7 +142,7 @@ static inline void clove__tsan_acquire(void *addr)
  * SHARED, bits 4..19 hold the record's slot in the ring (so the owner can
  * reclaim it in O(1); the ring has at most 4 * CLOVE_MAX_THREADS = 2^14
  * slots). In these four states the bits from 20 up hold the owner's
- * nshared count at the time of reserving or sharing (modulo 2^12 on 32-bit
+ * noffered count at the time of reserving or sharing (modulo 2^12 on 32-bit
  * targets, 2^44 on 64-bit), which lets the cold join path check LIFO
  * order. A record joined through the slow path is left FREED, so that a
  * second join of it is caught in every build.
@@ -217,7 +217,7 @@ struct clove__task {
                                         * waker stores 1 (release) under the lock,
                                         * the sleeper loads it (acquire) */
     uint32_t idle;                     /* lock: 1 while in the idle list */
-    uint32_t nshared;                  /* owner: reserved or shared, not yet joined
+    uint32_t noffered;                 /* owner: reserved or shared, not yet joined
                                         * (they are the records [base, bottom)) */
     struct clove__slot *slot;          /* owner: counters and trace; constant */
     /* The reserved record (see clove__job) or NULL. atomic: set non-NULL
@@ -226,7 +226,7 @@ struct clove__task {
      * the owner's heartbeat handler or the heartbeat thread (both under the
      * lock; the heartbeat thread's CAS is acq_rel). */
     _Atomic(struct clove__job *) reserve;
-    struct clove__job *reserved;       /* owner: what it last reserved, until
+    struct clove__job *own_reserve;    /* owner: what it last reserved, until
                                         * joined or shared */
     _Atomic uint64_t stolen_ns;        /* atomic: relaxed store by the heartbeat
                                         * thread before its CAS of reserve, read
@@ -235,7 +235,7 @@ struct clove__task {
                                         * heartbeat thread first saw the run (0
                                         * until then, and for workers); reset at
                                         * registration (the entry task's: by
-                                        * heartbeat_all at a new run), set and
+                                        * heartbeat_pass at a new run), set and
                                         * read by its age gate */
 };
 
@@ -295,10 +295,13 @@ struct clove_pool {
                                     * use; linked through their first
                                     * record's arg (the lock, as above) */
 
-    /* Tasks in the idle list. Written under the lock (seq_cst: half of the
-     * heartbeat thread's sleep handshake, see hb_sleep in pool.c), read
-     * without it as a hint: the heartbeat handler skips the lock when
-     * nobody is idle. A stale read only delays or wastes one heartbeat. */
+    /* Tasks in the idle list. Written under the lock: the increment
+     * (idle_push_locked) is a seq_cst store, half of the heartbeat
+     * thread's sleep handshake (hb_sleep, heartbeat.c); the decrement
+     * (clove__idle_remove_locked) a release store, so that an owner whose
+     * acquire hint sees it also sees a steal made before it. Read without
+     * the lock as a hint: the heartbeat handler skips the lock when nobody
+     * is idle. A stale read only delays or wastes one heartbeat. */
     _Atomic uint32_t idle_count;
 
     /* -- Heartbeat thread handshake (lock-free, see heartbeat.c). ---- */
@@ -344,7 +347,7 @@ struct clove_pool {
  * wrapping), in the layout of p->runs: the registered ones count in
  * p->runs (run_enter, run_leave), the entry task's in p->entry_gen (odd
  * while in progress, two more per run). Both loads seq_cst: half of the
- * heartbeat thread's sleep handshake (hb_sleep in pool.c). */
+ * heartbeat thread's sleep handshake (hb_sleep in heartbeat.c). */
 static inline uint64_t clove__runs_now(clove_pool *p)
 {
     uint64_t r = atomic_load(&p->runs);

@@ -218,12 +218,12 @@ void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove
     clove__tk(t)->waiting_on = NULL;
     atomic_init(&clove__tk(t)->sleep, 1);
     clove__tk(t)->idle = 0;
-    clove__tk(t)->nshared = 0;
+    clove__tk(t)->noffered = 0;
     t->index = index;
     atomic_init(&clove__tk(t)->reserve, NULL);
     atomic_init(&clove__tk(t)->stolen_ns, 0);
     clove__tk(t)->run_ns = 0;
-    clove__tk(t)->reserved = NULL;
+    clove__tk(t)->own_reserve = NULL;
     /* Armed: the first fork reserves (pools with workers only; without,
      * there is nobody to share with and nothing of this happens). */
     if (p->nworkers > 0)
@@ -476,7 +476,7 @@ static void run_on(clove_task *t, clove_fn *fn, void *arg, clove_task *outer)
     fn(t, arg);
     if (clove__tk(t)->slot->trace)
         clove__trace_write(clove__tk(t)->slot->trace, CLOVE__EV_RUN, t0, clove__now_ns());
-    if (t->top != t->base || clove__tk(t)->nshared != 0)
+    if (t->top != t->base || clove__tk(t)->noffered != 0)
         clove__misuse("clove_pool_run", "fn returned with a clove_fork that was never joined",
                       clove__code_addr(fn));
     clove__set_current(outer);

@@ -48,7 +48,10 @@ static void idle_push_locked(clove_pool *p, clove_task *t)
      * thread's sleep handshake). */
     atomic_store(&p->idle_count,
                  atomic_load_explicit(&p->idle_count, memory_order_relaxed) + 1);
-    /* Pairs with the acquire load in clove__sleep_locked. */
+    /* Relaxed: it publishes nothing. Only the sleeper stores 0, under the
+     * lock, so a waker's store of 1 (a release, under the same lock, in
+     * clove__idle_remove_locked) comes after it; that store and the
+     * sleeper's acquire load are the pair. */
     atomic_store_explicit(&clove__tk(t)->sleep, 0, memory_order_relaxed);
 }
 
@@ -107,10 +110,10 @@ static bool ring_full(const clove_pool *p)
     return p->ring_tail - p->ring_head >= p->ring_cap;
 }
 
-static uint32_t ring_push(clove_pool *p, struct clove__job *f, clove_task *owner)
+static uint32_t ring_push(clove_pool *p, struct clove__job *j, clove_task *owner)
 {
     uint32_t slot = (uint32_t)(p->ring_tail & (p->ring_cap - 1));
-    p->ring[slot].job = f;
+    p->ring[slot].job = j;
     p->ring[slot].owner = owner;
     p->ring_tail++;
     return slot;
@@ -159,19 +162,19 @@ static bool ring_pop(clove_pool *p, struct clove__entry *e)
  * take it.
  *
  *   - The owner reserves in its heartbeat handler (below), without the lock:
- *     take the oldest queued record f (bottom++), f->state = RESERVED with
+ *     take the oldest queued record j (bottom++), j->state = RESERVED with
  *     the next LIFO sequence number, then a release store of t->reserve.
  *     It reserves whenever it has no reserve and the queue is not empty; a
  *     task starts "armed" (heartbeat = ARM) and re-arms whenever it is left
  *     without a reserve (joined, shared, stolen, or nothing to reserve), so
  *     the first fork into an empty queue reserves at once.
- *   - Because f->fn is NULL now (moved to out.run), only f's join leaves
+ *   - Because j->fn is NULL now (moved to out.run), only j's join leaves
  *     the inline fast path.
- *     It claims f back with compare-and-swap(t->reserve, f, NULL) and, if
- *     that succeeds, returns false: the caller runs f, as if nothing had
+ *     It claims j back with compare-and-swap(t->reserve, j, NULL) and, if
+ *     that succeeds, returns false: the caller runs j, as if nothing had
  *     happened. No lock: one CAS per reserve (about one per top-level fork
  *     or heartbeat), never on the fork/join fast path.
- *   - The heartbeat thread (clove__steal_locked, from heartbeat_all with the
+ *   - The heartbeat thread (clove__steal_locked, from heartbeat_pass with the
  *     lock held) claims it with the same CAS when the owner did not answer
  *     the last beat (its BEAT bit is still set: no fork and no tick since)
  *     and a task is idle, and shares it as the owner's handler would: ring
@@ -181,9 +184,9 @@ static bool ring_pop(clove_pool *p, struct clove__entry *e)
  *   - The owner's handler, sharing at a beat, also claims its reserve by CAS
  *     (under the lock) and shares it first: it is older than anything in
  *     the queue.
- * Exactly one CAS wins, and only the winner touches f's fields afterwards
- * (the loser's CAS compares t->reserve, never f): so each reserved job runs
- * exactly once, and f's memory is not touched after its join returns.
+ * Exactly one CAS wins, and only the winner touches j's fields afterwards
+ * (the loser's CAS compares t->reserve, never j): so each reserved job runs
+ * exactly once, and j's memory is not touched after its join returns.
  * When the owner's claim fails, it takes the lock, where the thief's SHARED
  * state is already visible (the thief held the lock across its CAS and
  * that store), and proceeds as for any shared record.
@@ -191,7 +194,7 @@ static bool ring_pop(clove_pool *p, struct clove__entry *e)
  * same record, so a thief that loaded t->reserve before the owner claimed
  * it back and reserved a new fork there can win its CAS on the new one.
  * That is what it wants (the task's current oldest fork): it reads nothing
- * of f before its CAS, and the CAS (acquire) reads the owner's release
+ * of j before its CAS, and the CAS (acquire) reads the owner's release
  * store of the new reserve, so it sees the new fork's fields.
  * Model: MS_HS1..MS_HS3 (the handler), the I_JOIN slow path (the join's
  * claim) and the heartbeat thread's steal steps (hs 1..5) in
@@ -240,12 +243,12 @@ static inline bool queued(const clove_task *t)
  * state gets the kind bit; the caller adds the rest. */
 static inline struct clove__job *take_oldest(clove_task *t)
 {
-    struct clove__job *f = t->bottom++;
-    clove_value_fn *run = f->fn;
-    f->out.run = run;
-    f->fn = NULL;
-    f->state = run == clove__call ? 0 : CLOVE__KIND_VALUE;
-    return f;
+    struct clove__job *j = t->bottom++;
+    clove_value_fn *run = j->fn;
+    j->out.run = run;
+    j->fn = NULL;
+    j->state = run == clove__call ? 0 : CLOVE__KIND_VALUE;
+    return j;
 }
 
 /* The job of a clove_fork record (clove.h). */
@@ -264,39 +267,39 @@ static const void *job_site(clove_value_fn *run, void *arg)
     return clove__code_addr(run);
 }
 
-static inline uintptr_t seq_bits(uint32_t nshared)
+static inline uintptr_t seq_bits(uint32_t noffered)
 {
-    return ((uintptr_t)nshared & CLOVE__SEQ_MASK) << CLOVE__SEQ_SHIFT;
+    return ((uintptr_t)noffered & CLOVE__SEQ_MASK) << CLOVE__SEQ_SHIFT;
 }
 
 /* reserve_oldest's publication when a TSan runtime is present: out of
  * line, so that the usual path keeps no frame for the call. */
-static CLOVE__NOINLINE void publish_reserve_tsan(clove_task *t, struct clove__job *f)
+static CLOVE__NOINLINE void publish_reserve_tsan(clove_task *t, struct clove__job *j)
 {
-    clove__tsan_release(f); /* everything before the fork, for the taker */
-    atomic_store_explicit(&clove__tk(t)->reserve, f, memory_order_release);
+    clove__tsan_release(j); /* everything before the fork, for the taker */
+    atomic_store_explicit(&clove__tk(t)->reserve, j, memory_order_release);
 }
 
 static inline void reserve_oldest(clove_task *t)
 {
-    struct clove__job *f = take_oldest(t);
-    f->state |= CLOVE__TAG_RESERVED | seq_bits(clove__tk(t)->nshared);
-    clove__tk(t)->nshared++;
-    clove__tk(t)->reserved = f;
-    /* Publishes out.run, arg and state to whoever claims f. */
+    struct clove__job *j = take_oldest(t);
+    j->state |= CLOVE__TAG_RESERVED | seq_bits(clove__tk(t)->noffered);
+    clove__tk(t)->noffered++;
+    clove__tk(t)->own_reserve = j;
+    /* Publishes out.run, arg and state to whoever claims j. */
     if (CLOVE__UNLIKELY(clove__tsan_present()))
-        publish_reserve_tsan(t, f);
+        publish_reserve_tsan(t, j);
     else
-        atomic_store_explicit(&clove__tk(t)->reserve, f, memory_order_release);
+        atomic_store_explicit(&clove__tk(t)->reserve, j, memory_order_release);
 }
 
-/* Share the claimed record f of owner into the ring as SHARED, keeping its
+/* Share the claimed record j of owner into the ring as SHARED, keeping its
  * kind and sequence number. Lock held, ring not full. */
-static void share_locked(clove_pool *p, struct clove__job *f, clove_task *owner)
+static void share_locked(clove_pool *p, struct clove__job *j, clove_task *owner)
 {
-    uint32_t slot = ring_push(p, f, owner);
-    f->state = CLOVE__TAG_SHARED | ((uintptr_t)slot << CLOVE__SLOT_SHIFT) |
-               (f->state & ((CLOVE__SEQ_MASK << CLOVE__SEQ_SHIFT) | CLOVE__KIND_VALUE));
+    uint32_t slot = ring_push(p, j, owner);
+    j->state = CLOVE__TAG_SHARED | ((uintptr_t)slot << CLOVE__SLOT_SHIFT) |
+               (j->state & ((CLOVE__SEQ_MASK << CLOVE__SEQ_SHIFT) | CLOVE__KIND_VALUE));
 }
 
 /*
@@ -309,8 +312,8 @@ clove_task *clove__steal_locked(clove_task *w)
     clove_pool *p = w->pool;
     if (p->idle_first == NULL || ring_full(p))
         return NULL;
-    struct clove__job *f = atomic_load_explicit(&clove__tk(w)->reserve, memory_order_relaxed);
-    if (f == NULL)
+    struct clove__job *j = atomic_load_explicit(&clove__tk(w)->reserve, memory_order_relaxed);
+    if (j == NULL)
         return NULL;
     /* The steal's time for the trace, stored before the CAS and published
      * by it (release): the owner notices the steal by reading reserve ==
@@ -320,11 +323,11 @@ clove_task *clove__steal_locked(clove_task *w)
      * that the next successful one overwrites before the owner looks. */
     if (CLOVE__UNLIKELY(p->trace_path != NULL))
         atomic_store_explicit(&clove__tk(w)->stolen_ns, clove__now_ns(), memory_order_relaxed);
-    if (!atomic_compare_exchange_strong_explicit(&clove__tk(w)->reserve, &f, NULL, memory_order_acq_rel,
+    if (!atomic_compare_exchange_strong_explicit(&clove__tk(w)->reserve, &j, NULL, memory_order_acq_rel,
                                                  memory_order_relaxed))
         return NULL;
-    clove__tsan_acquire(f);
-    share_locked(p, f, w);
+    clove__tsan_acquire(j);
+    share_locked(p, j, w);
     /* Let the owner reserve its next oldest fork at its next tick. Release,
      * and before the idle task is taken (its idle_count store, also a
      * release, is what the owner's hint may see first): an owner that sees
@@ -358,7 +361,7 @@ void clove__heartbeat_slow(clove_task *t)
      * took our reserve, and then nothing would make our next fork reserve
      * (model/README.md, finding "spec-leaf"). */
     uint32_t v = atomic_exchange_explicit(&t->heartbeat, 0, memory_order_acquire);
-    if (CLOVE__LIKELY(v == CLOVE__HB_ARM) && clove__tk(t)->reserved == NULL && queued(t)) {
+    if (CLOVE__LIKELY(v == CLOVE__HB_ARM) && clove__tk(t)->own_reserve == NULL && queued(t)) {
         /* Only armed (clove_tick ignores ARM, so this is a fork into an
          * empty queue): reserve it, the short way. This runs once per
          * top-level fork/join pair in pools with workers. */
@@ -377,35 +380,35 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
      * acquire orders (memory orders in this handler: model/README.md,
      * "Atomics"): if our exchange took the BEAT the thief stored after its
      * CAS, this load sees that CAS. */
-    if (clove__tk(t)->reserved != NULL && atomic_load_explicit(&clove__tk(t)->reserve, memory_order_acquire) == NULL) {
-        clove__tk(t)->reserved = NULL;
+    if (clove__tk(t)->own_reserve != NULL && atomic_load_explicit(&clove__tk(t)->reserve, memory_order_acquire) == NULL) {
+        clove__tk(t)->own_reserve = NULL;
         note_stolen(t);
     }
     if (v & CLOVE__HB_BEAT) {
         clove__count(t, CLOVE__ST_HEARTBEATS, 1);
-        if ((clove__tk(t)->reserved != NULL || queued(t)) &&
+        if ((clove__tk(t)->own_reserve != NULL || queued(t)) &&
             atomic_load_explicit(&p->idle_count, memory_order_acquire) != 0) {
             clove__lock(p);
             if (p->idle_first != NULL && !ring_full(p)) {
-                struct clove__job *f = clove__tk(t)->reserved;
-                if (f != NULL) {
-                    clove__tk(t)->reserved = NULL;
+                struct clove__job *j = clove__tk(t)->own_reserve;
+                if (j != NULL) {
+                    clove__tk(t)->own_reserve = NULL;
                     /* Fails if the heartbeat thread took it meanwhile: then
                      * it is shared already. */
-                    if (!atomic_compare_exchange_strong_explicit(&clove__tk(t)->reserve, &f, NULL,
+                    if (!atomic_compare_exchange_strong_explicit(&clove__tk(t)->reserve, &j, NULL,
                                                                  memory_order_relaxed,
                                                                  memory_order_relaxed)) {
-                        f = NULL;
+                        j = NULL;
                         note_stolen(t);
                     }
                 }
-                if (f == NULL && queued(t)) {
-                    f = take_oldest(t);
-                    f->state |= seq_bits(clove__tk(t)->nshared);
-                    clove__tk(t)->nshared++;
+                if (j == NULL && queued(t)) {
+                    j = take_oldest(t);
+                    j->state |= seq_bits(clove__tk(t)->noffered);
+                    clove__tk(t)->noffered++;
                 }
-                if (f != NULL) {
-                    share_locked(p, f, t);
+                if (j != NULL) {
+                    share_locked(p, j, t);
                     wake = p->idle_first;
                     clove__idle_remove_locked(wake);
                     /* The share's time, read before the wake-up: the
@@ -428,7 +431,7 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
                                when);
         }
     }
-    if (clove__tk(t)->reserved == NULL && p->nworkers > 0) {
+    if (clove__tk(t)->own_reserve == NULL && p->nworkers > 0) {
         if (queued(t))
             reserve_oldest(t);
         else
@@ -447,10 +450,10 @@ bool clove__run_one_locked(clove_task *t)
     struct clove__entry e;
     if (!ring_pop(p, &e))
         return false;
-    struct clove__job *f = e.job;
-    void *arg = f->arg;
-    clove_value_fn *run = f->out.run;
-    f->state = (f->state & ~(CLOVE__TAG_MASK | (CLOVE__SLOT_MASK << CLOVE__SLOT_SHIFT))) |
+    struct clove__job *j = e.job;
+    void *arg = j->arg;
+    clove_value_fn *run = j->out.run;
+    j->state = (j->state & ~(CLOVE__TAG_MASK | (CLOVE__SLOT_MASK << CLOVE__SLOT_SHIFT))) |
                CLOVE__TAG_TAKEN;
     /* Ramp-up: if other tasks are still idle, raise our own heartbeat
      * flag and the owner's, so that at their next fork both share their
@@ -468,25 +471,25 @@ bool clove__run_one_locked(clove_task *t)
     clove__unlock(p);
 
     struct clove__job *saved_top = t->top;
-    uint32_t saved_nshared = clove__tk(t)->nshared;
+    uint32_t saved_nshared = clove__tk(t)->noffered;
     struct clove__trace *tr = clove__tk(t)->slot->trace;
     uint64_t t0 = tr ? clove__now_ns() : 0;
     /* A clove_fork job writes through its future (the owner's frame, alive
      * until the join); both are published by the DONE store below. */
     int64_t result = run(t, arg);
-    f->out.value = result;
+    j->out.value = result;
     if (CLOVE__UNLIKELY(tr != NULL))
         clove__trace_write(tr, CLOVE__EV_JOB, t0, clove__now_ns());
     clove__count(t, CLOVE__ST_RAN, 1);
-    if (t->top != saved_top || clove__tk(t)->nshared != saved_nshared)
+    if (t->top != saved_top || clove__tk(t)->noffered != saved_nshared)
         clove__misuse("shared job", "the job returned with a clove_fork that was never joined",
                       job_site(run, arg));
 
     clove__lock(p);
-    /* After this store the owner may return from clove_join and reuse f. */
-    f->state = (f->state & ~CLOVE__TAG_MASK) | CLOVE__TAG_DONE;
+    /* After this store the owner may return from clove_join and reuse j. */
+    j->state = (j->state & ~CLOVE__TAG_MASK) | CLOVE__TAG_DONE;
     clove_task *owner = e.owner;
-    if (clove__tk(owner)->idle && clove__tk(owner)->waiting_on == f) {
+    if (clove__tk(owner)->idle && clove__tk(owner)->waiting_on == j) {
         clove__idle_remove_locked(owner);
         clove__unlock(p);
         clove__wake_one(&clove__tk(owner)->sleep);
@@ -499,7 +502,7 @@ bool clove__run_one_locked(clove_task *t)
 /* Join of a record that is not queued                                      */
 /* ------------------------------------------------------------------------ */
 
-static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *f, bool value,
+static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *j, bool value,
                                         const void *site);
 
 CLOVE__NORETURN static CLOVE__NOINLINE void lifo_misuse(const char *call, const void *site)
@@ -507,70 +510,70 @@ CLOVE__NORETURN static CLOVE__NOINLINE void lifo_misuse(const char *call, const 
     clove__misuse(call, "joins are out of LIFO order (join the most recent fork first)", site);
 }
 
-static inline bool kind_differs(const struct clove__job *f, bool value)
+static inline bool kind_differs(const struct clove__job *j, bool value)
 {
-    return ((f->state & CLOVE__KIND_VALUE) != 0) != value;
+    return ((j->state & CLOVE__KIND_VALUE) != 0) != value;
 }
 
-/* The record f, reserved or shared, is popped: nothing of t is queued or
+/* The record j, reserved or shared, is popped: nothing of t is queued or
  * reserved above it any more (owner only). */
-static inline void pop_to(clove_task *t, struct clove__job *f)
+static inline void pop_to(clove_task *t, struct clove__job *j)
 {
-    clove__tk(t)->nshared--;
-    t->top = f;
-    t->bottom = f;
+    clove__tk(t)->noffered--;
+    t->top = j;
+    t->bottom = j;
     /* Left FREED in every build (one store on a cold path), so that a
      * second join is named as such whatever CLOVE_DEBUG the caller or the
      * library was built with. */
-    f->state = CLOVE__TAG_FREED;
+    j->state = CLOVE__TAG_FREED;
 }
 
 /* The join of a record that is not queued (fn == NULL): the task's
  * reserve (taken back here, the short way: it is the join of every
  * top-level fork) or a shared record (join_shared); anything else is a
  * misuse. value: called by clove_join_value. */
-bool clove__join_slow(clove_task *t, struct clove__job *f, bool value)
+bool clove__join_slow(clove_task *t, struct clove__job *j, bool value)
 {
-    if (f == clove__tk(t)->reserved) {
+    if (j == clove__tk(t)->own_reserve) {
         /* Our reserve: take it back unless the heartbeat thread took it. */
-        clove__tk(t)->reserved = NULL;
-        struct clove__job *expected = f;
+        clove__tk(t)->own_reserve = NULL;
+        struct clove__job *expected = j;
         if (CLOVE__LIKELY(atomic_compare_exchange_strong_explicit(
                 &clove__tk(t)->reserve, &expected, NULL, memory_order_relaxed, memory_order_relaxed))) {
-            if (((f->state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) !=
-                    ((clove__tk(t)->nshared - 1) & CLOVE__SEQ_MASK) ||
-                queued(t) || f + 1 != t->bottom)
+            if (((j->state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) !=
+                    ((clove__tk(t)->noffered - 1) & CLOVE__SEQ_MASK) ||
+                queued(t) || j + 1 != t->bottom)
                 lifo_misuse(clove__join_name(value), CLOVE__CALLER());
-            if (kind_differs(f, value))
+            if (kind_differs(j, value))
                 clove__kind_misuse(value, CLOVE__CALLER());
-            pop_to(t, f);
+            pop_to(t, j);
             rearm(t);
             return false;
         }
         note_stolen(t);
         rearm(t);
     }
-    return join_shared(t, f, value, CLOVE__CALLER());
+    return join_shared(t, j, value, CLOVE__CALLER());
 }
 
-static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *f, bool value,
+static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *j, bool value,
                                         const void *site)
 {
     clove_pool *p = t->pool;
     const char *call = clove__join_name(value);
     /* A record joined through the slow path is left FREED at top (it is
      * the owner's alone): joining it again is the second join. */
-    if (f == t->top && (f->state & CLOVE__TAG_MASK) == CLOVE__TAG_FREED)
+    if (j == t->top && (j->state & CLOVE__TAG_MASK) == CLOVE__TAG_FREED)
         clove__misuse(call, "this future was already joined", site);
     /* Only records in t's job stack below its top can be t's forks. */
-    if (f < t->base || f >= t->top)
+    if (j < t->base || j >= t->top)
         clove__misuse(call, "this future was never forked (or its memory was overwritten)",
                       site);
     /* A shared record (possibly our reserve, shared by the heartbeat
      * thread: it made that CAS and the SHARED store under the lock). Its
      * state is guarded by the lock (a taker may be writing it right now). */
     clove__lock(p);
-    uintptr_t state = f->state;
+    uintptr_t state = j->state;
     uintptr_t tag = state & CLOVE__TAG_MASK;
     if (tag == CLOVE__TAG_FREED)
         clove__misuse(call, "this future was already joined", site);
@@ -578,10 +581,10 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *f, boo
         (tag != CLOVE__TAG_SHARED && tag != CLOVE__TAG_TAKEN && tag != CLOVE__TAG_DONE))
         clove__misuse(call, "this future was never forked (or its memory was overwritten)",
                       site);
-    if (((state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) != ((clove__tk(t)->nshared - 1) & CLOVE__SEQ_MASK) ||
-        clove__tk(t)->nshared == 0 || queued(t) || f + 1 != t->bottom)
+    if (((state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) != ((clove__tk(t)->noffered - 1) & CLOVE__SEQ_MASK) ||
+        clove__tk(t)->noffered == 0 || queued(t) || j + 1 != t->bottom)
         lifo_misuse(call, site);
-    if (kind_differs(f, value))
+    if (kind_differs(j, value))
         clove__kind_misuse(value, site);
 
     if (tag == CLOVE__TAG_SHARED) {
@@ -591,7 +594,7 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *f, boo
         ring_trim(p);
         clove__unlock(p);
         clove__count(t, CLOVE__ST_RECLAIMED, 1);
-        pop_to(t, f);
+        pop_to(t, j);
         return false;
     }
 
@@ -599,12 +602,12 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *f, boo
      * are none; the taker wakes us when it is done. */
     bool woken = false;
     uint64_t t0 = clove__now_ns();
-    while ((f->state & CLOVE__TAG_MASK) != CLOVE__TAG_DONE) {
+    while ((j->state & CLOVE__TAG_MASK) != CLOVE__TAG_DONE) {
         if (clove__run_one_locked(t)) {
             woken = false;
             continue;
         }
-        clove__tk(t)->waiting_on = f;
+        clove__tk(t)->waiting_on = j;
         clove__sleep_locked(t);
         clove__tk(t)->waiting_on = NULL;
         woken = true;
@@ -626,6 +629,6 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *f, boo
     clove__count(t, CLOVE__ST_WAIT_NS, t1 - t0);
     if (CLOVE__UNLIKELY(clove__tk(t)->slot->trace != NULL))
         clove__trace_write(clove__tk(t)->slot->trace, CLOVE__EV_WAIT, t0, t1);
-    pop_to(t, f);
+    pop_to(t, j);
     return true;
 }

@@ -5,11 +5,11 @@
  * test/CMakeLists.txt reads this file to register each line as the CTest
  * test clove.<name>, so keep exactly one X(...) per line, at its start.
  */
-X(joblist_deep_no_heartbeat)
+X(jobstack_deep_no_heartbeat)
 X(debug_fork_in_library_forks)
-X(joblist_lifo_sequences)
-X(joblist_many_forks_sharing)
-X(joblist_depth_from_stack_size)
+X(jobstack_lifo_sequences)
+X(jobstack_many_forks_sharing)
+X(jobstack_depth_from_stack_size)
 X(join2_basic)
 X(fork_not_taken)
 X(fork_taken)

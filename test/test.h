@@ -124,16 +124,7 @@ double scaled_seconds(double s, double lo);
 bool test_verbose(void);
 TEST_PRINTF(1, 2) void test_log(const char *fmt, ...);
 
-/* Bijective 64-bit mixer (splitmix64 finaliser): distinct in, distinct out. */
-static inline uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return x;
-}
+#include "mix64.h"
 
 typedef struct test_rng {
     uint64_t s;

@@ -782,18 +782,9 @@ struct test_entry {
     void (*fn)();
 };
 static const test_entry tests[] = {
-    {"pool_basics", test_pool_basics},
-    {"join_tree_sum", test_join_tree_sum},
-    {"join_kinds", test_join_kinds},
-    {"join_sides", test_join_sides},
-    {"join_exceptions", test_join_exceptions},
-    {"parallel_for", test_parallel_for},
-    {"parallel_for_exceptions", test_parallel_for_exceptions},
-    {"reduce", test_reduce},
-    {"reduce_exceptions", test_reduce_exceptions},
-    {"sort", test_sort},
-    {"scope", test_scope},
-    {"scope_exceptions", test_scope_exceptions},
+#define X(name) {#name, test_##name},
+#include "list.h"
+#undef X
 };
 
 int main(int argc, char **argv)

@@ -56,16 +56,7 @@
 /* Random numbers and hashing                                               */
 /* ------------------------------------------------------------------------ */
 
-/* splitmix64's finaliser: a bijection on 64-bit words. */
-static inline uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return x;
-}
+#include "../mix64.h"
 
 static inline uint64_t rotl64(uint64_t x, unsigned r)
 {

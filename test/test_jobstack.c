@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_joblist.c - the owner's job list (fork/join on one task), join2,
+ * test_jobstack.c - the owner's job list (fork/join on one task), join2,
  * and the three fates of a fork: not taken, taken, shared then reclaimed.
  *
  * These tests look at the public layout of clove_task/clove_future (top,
@@ -131,7 +131,7 @@ static void deep_fn(clove_task *t, void *arg)
     free((void *)runs);
 }
 
-void test_joblist_deep_no_heartbeat(void)
+void test_jobstack_deep_no_heartbeat(void)
 {
     clove_pool *p = make_pool(1, 1);
     struct deep_arg a = {scaled(4000, 500), scaled(200000, 1000), 0x5eed};
@@ -215,7 +215,7 @@ static void lifo_fn(clove_task *t, void *arg)
     free((void *)runs);
 }
 
-void test_joblist_lifo_sequences(void)
+void test_jobstack_lifo_sequences(void)
 {
     static const unsigned threads[] = {1, 2, 4};
     for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
@@ -290,7 +290,7 @@ static void many_fn(clove_task *t, void *arg)
     free((void *)runs);
 }
 
-void test_joblist_many_forks_sharing(void)
+void test_jobstack_many_forks_sharing(void)
 {
     static const unsigned threads[] = {2, 3, 8};
     for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
@@ -791,7 +791,7 @@ static void beyond_default_depth_fn(clove_task *t, void *arg)
     free(fs);
 }
 
-void test_joblist_depth_from_stack_size(void)
+void test_jobstack_depth_from_stack_size(void)
 {
     clove_config cfg = {.threads = 1, .stack_size = 2 * CLOVE_JOB_STACK_DEPTH * 32};
     clove_pool *p = NULL;
