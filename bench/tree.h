@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tree.h - the node of the tree-sum benchmark, its sequential sum, and the
- * entry points of its optional peer runtimes (bench/peers/), shared by C
- * and C++.
+ * tree.h - the node of the tree-sum benchmark and the entry points of the
+ * optional peer runtimes (bench/peers/), shared by C and C++.
  *
  * One malloc per node, 24 bytes: the layout every implementation walks.
  */
@@ -26,31 +25,14 @@ static_assert(sizeof(node) == 24, "node must be 24 bytes");
 _Static_assert(sizeof(node) == 24, "node must be 24 bytes");
 #endif
 
-/* The sequential baseline: the plain recursion, no library (gcc inlines it
- * several levels deep). Compiled into each benchmark that times it
- * (tree_sum, fork_floor, tree_sum_cxx as C++). */
-static inline int64_t tree_sum_seq(const node *n)
-{
-    int64_t s = n->value;
-    if (n->left)
-        s += tree_sum_seq(n->left);
-    if (n->right)
-        s += tree_sum_seq(n->right);
-    return s;
-}
-
-#if !defined(__cplusplus) || defined(CLOVE_H)
 #ifndef __cplusplus
 #include <clove.h>
-#endif
 
-/* bench/tree.c, compiled as C; declared for C, and for C++ after clove.h
- * (bench/tree_sum_cxx.cpp includes clove.hpp first). tree_build: nodes for
- * values lo..hi (inclusive), the middle one at the root, one malloc each in
- * pre-order (the node before its subtrees); exits on out-of-memory.
- * tree_sum_clove: the sum with a fork at every node with two children, as
- * in the clove.h idiom for a job that returns its result
- * (clove_fork_value/clove_join_value). */
+/* bench/tree.c (C only). tree_build: nodes for values lo..hi (inclusive),
+ * the middle one at the root, one malloc each in pre-order (the node before
+ * its subtrees); exits on out-of-memory. tree_sum_clove: the sum with a
+ * fork at every node with two children, as in the clove.h idiom for a job
+ * that returns its result (clove_fork_value/clove_join_value). */
 node *tree_build(int64_t lo, int64_t hi);
 void tree_destroy(node *n);
 int64_t tree_sum_clove(clove_task *t, const node *n);
@@ -63,18 +45,29 @@ struct tree_sum_arg {
 void tree_sum_job(clove_task *t, void *arg);
 #endif
 
-/* The peers' team and arena set-up is in peers/peer.h. */
-
-/* OpenMP tasks (bench/peers/omp_tree_sum.c), built with -DCLOVE_BENCH_OPENMP:
- * one parallel region of `threads` threads, one `single` thread starts the
- * recursion, a task at every node with two children. */
+/* OpenMP tasks (bench/peers/omp_tree_sum.c), built with -DCLOVE_BENCH_OPENMP.
+ * omp_peer_setup: an empty parallel region of `threads` threads (untimed:
+ * at start and before every sample, so libgomp's pool already has that
+ * team size when the timing starts); returns the team size it got.
+ * omp_tree_sum: one parallel region of `threads` threads, one `single`
+ * thread starts the recursion, a task at every node with two children. */
+unsigned omp_peer_setup(unsigned threads);
 int64_t omp_tree_sum(const node *root, unsigned threads);
+const char *omp_peer_version(void);
 
 /* oneTBB task_group (bench/peers/tbb_tree_sum.cpp), built with
- * -DCLOVE_BENCH_TBB: one arena.execute over the whole tree (an arena from
- * tbb_peer_create), a task_group at every node with two children. -1 on an
- * exception (the caller's sum check then fails loudly). */
+ * -DCLOVE_BENCH_TBB. tbb_peer_init: once, before any arena, with the
+ * largest thread count (creates the tbb::global_control); tbb_peer_create:
+ * one task_arena per thread count (initialized, so workers are not created
+ * inside a timed run), NULL on error with a message in err; tbb_tree_sum:
+ * one arena.execute over the whole tree, a task_group at every node with two
+ * children. -1 on an exception (the caller's sum check then fails loudly). */
+int tbb_peer_init(unsigned max_threads, char *err, unsigned errlen);
+void *tbb_peer_create(unsigned threads, unsigned *joined, char *err, unsigned errlen);
 int64_t tbb_tree_sum(void *arena, const node *root);
+void tbb_peer_destroy(void *arena);
+void tbb_peer_fini(void);
+const char *tbb_peer_version(void);
 
 #ifdef __cplusplus
 }
