@@ -1,24 +1,29 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # callgrind.sh - instructions per node of the tree sum: sequential baseline
-# vs clove with a 1-thread pool (the not-taken fork/join path only).
+# vs each of clove's forms of fork with a 1-thread pool (the not-taken
+# fork/join path only).
 #
-# Usage: bench/callgrind.sh [BUILD_DIR] [NODES]
+# Usage: bench/callgrind.sh [BUILD_DIR] [NODES] [IMPL...]
 #   BUILD_DIR  a CMake build directory of this repository (default: build/
 #              next to this script's parent; configured and built if absent)
 #   NODES      tree size (default 1000000)
+#   IMPL       tree_sum's clove forms to count (default: clove args join2
+#              clove-dbg args-dbg join2-dbg; the -dbg ones are built without
+#              NDEBUG)
 #
 # Each implementation gets its own valgrind run of tree_sum --only IMPL with
 # one timed run, no warm-up and no calibration. Collection is switched on
 # only inside the timed entry point (--toggle-collect=run_baseline* or
 # run_clove*), so building the tree, creating the pool and the setup of the
-# process are not counted. clove's figure includes one clove_pool_run.
+# process are not counted. clove's figures include one clove_pool_run.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(dirname "$here")
 build=${1:-$src/build}
 n=${2:-1000000}
+[ $# -gt 2 ] && shift 2 || set -- clove args join2 clove-dbg args-dbg join2-dbg
 
 command -v valgrind >/dev/null 2>&1 || { echo "callgrind.sh: valgrind not installed" >&2; exit 1; }
 command -v python3 >/dev/null 2>&1 || { echo "callgrind.sh: python3 needed for the arithmetic" >&2; exit 1; }
@@ -32,8 +37,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 irs() { # impl -> total Ir collected
+    entry=run_clove
+    [ "$1" = baseline ] && entry=run_baseline
     valgrind --tool=callgrind --callgrind-out-file="$tmp/$1.out" \
-        --toggle-collect="run_$1*" \
+        --toggle-collect="$entry*" \
         "$exe" --only "$1" -n "$n" -t 1 --reps 1 --warmup 0 --batch 1 \
         >"$tmp/$1.stdout" 2>"$tmp/$1.stderr" || {
         cat "$tmp/$1.stderr" >&2; exit 1; }
@@ -41,13 +48,17 @@ irs() { # impl -> total Ir collected
     awk '/^(totals|summary):/ { v = $2 } END { if (v == "") exit 1; print v }' "$tmp/$1.out"
 }
 
-base=$(irs baseline)
-clove=$(irs clove)
+counts="baseline=$(irs baseline)"
+for impl in "$@"; do
+    counts="$counts $impl=$(irs "$impl")"
+done
 
-python3 - "$n" "$base" "$clove" <<'PY'
+python3 - "$n" $counts <<'PY'
 import sys
 from functools import lru_cache
-n, base, clove = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+n = int(sys.argv[1])
+ir = [(a.split('=')[0], int(a.split('=')[1])) for a in sys.argv[2:]]
+base = ir[0][1]
 
 @lru_cache(maxsize=None)
 def pairs(k):
@@ -61,9 +72,9 @@ def pairs(k):
 
 p = pairs(n)
 print(f"tree_sum under callgrind, n = {n} nodes, {p} fork/join pairs, 1 thread")
-print(f"  {'impl':<10}{'Ir total':>14}{'Ir/node':>10}")
-print(f"  {'baseline':<10}{base:>14}{base / n:>10.2f}")
-print(f"  {'clove':<10}{clove:>14}{clove / n:>10.2f}")
-print(f"  clove - baseline: {(clove - base) / n:.2f} Ir per node, "
-      f"{(clove - base) / p:.2f} Ir per fork/join pair")
+print(f"  {'impl':<10}{'Ir total':>14}{'Ir/node':>10}{'- baseline':>12}{'per pair':>10}")
+for name, v in ir:
+    extra = f"{(v - base) / n:>12.2f}{(v - base) / p:>10.2f}" if name != 'baseline' else ''
+    print(f"  {name:<10}{v:>14}{v / n:>10.2f}{extra}")
+print("  (- baseline: the extra Ir per node; per pair: per fork/join pair)")
 PY

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * longleaf.c - long leaves (tracker issue 6, item 1): a fork/join pair
+ * longleaf.c - long leaves: a fork/join pair
  * whose halves compute for milliseconds without a fork or a tick.
  *
  * Spice and Chili act on a heartbeat only at the next fork or join, so in

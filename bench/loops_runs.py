@@ -9,8 +9,8 @@ Usage: bench/loops_runs.py RUN1.csv RUN2.csv ...        (--csv files)
 of each process's median ns/element, the spread of those medians, and the
 ratio to the plain loop's (same workload); then `best`, the fastest sample
 of all processes, and its ratio to the plain loop's fastest (the least
-disturbed runs of a noisy machine); then the targets of tracker issues 3
-and 4 checked on the medians.
+disturbed runs of a noisy machine); then the loop targets
+(bench/README.md) checked on the medians.
 
 --raw files: paired ratios. For every round, the ratio of each sample to
 the plain loop's sample of the same round and process; then the median of

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tree.c - the tree shared by the C benchmarks (tree_sum, idle): building
- * it, freeing it, and clove's sum over it (the idiom from clove.h).
+ * it and freeing it. clove's sums over it are in tree_forms.c.
  */
 #include "tree.h"
 
@@ -32,34 +32,4 @@ void tree_destroy(node *n)
         free(n);
         n = r;
     }
-}
-
-void tree_sum_job(clove_task *t, void *p)
-{
-    struct tree_sum_arg *a = p;
-    a->result = tree_sum_clove(t, a->n);
-}
-
-static int64_t tree_sum_value_job(clove_task *t, void *n)
-{
-    return tree_sum_clove(t, n);
-}
-
-int64_t tree_sum_clove(clove_task *t, const node *n)
-{
-    int64_t s = n->value;
-    if (n->left && n->right) {
-        clove_future f;
-        int64_t r;
-        clove_fork_value(t, &f, tree_sum_value_job, (void *)n->right);
-        s += tree_sum_clove(t, n->left);
-        if (!clove_join_value(t, &f, &r))
-            r = tree_sum_clove(t, n->right);
-        return s + r;
-    }
-    if (n->left)
-        s += tree_sum_clove(t, n->left);
-    if (n->right)
-        s += tree_sum_clove(t, n->right);
-    return s;
 }

@@ -30,19 +30,32 @@ _Static_assert(sizeof(node) == 24, "node must be 24 bytes");
 
 /* bench/tree.c (C only). tree_build: nodes for values lo..hi (inclusive),
  * the middle one at the root, one malloc each in pre-order (the node before
- * its subtrees); exits on out-of-memory. tree_sum_clove: the sum with a
- * fork at every node with two children, as in the clove.h idiom for a job
- * that returns its result (clove_fork_value/clove_join_value). */
+ * its subtrees); exits on out-of-memory. */
 node *tree_build(int64_t lo, int64_t hi);
 void tree_destroy(node *n);
-int64_t tree_sum_clove(clove_task *t, const node *n);
-/* tree_sum_job: a clove_fn computing a->result = tree_sum_clove(t, a->n),
- * for clove_fork and clove_pool_run alike. */
+/* bench/tree_forms.c (C only): clove's sum with a fork at every node with
+ * two children, in each form of fork. Each job is a clove_fn computing
+ * a->result = the sum of a->n's subtree, for clove_fork and clove_pool_run
+ * alike: tree_sum_job with clove_fork_value/clove_join_value (the job that
+ * returns its result), tree_sum_args_job with clove_fork/clove_join and an
+ * argument block (tree_sum_args_in_job: the fallback call inside the
+ * block), tree_sum_join2_job with clove_join2. The _dbg ones are
+ * the same source built without NDEBUG (CLOVE_DEBUG on). tree_sum_value
+ * is the value form's recursion itself. */
 struct tree_sum_arg {
     const node *n;
     int64_t result;
 };
+int64_t tree_sum_value(clove_task *t, const node *n);
+int64_t tree_sum_value_dbg(clove_task *t, const node *n);
 void tree_sum_job(clove_task *t, void *arg);
+void tree_sum_args_job(clove_task *t, void *arg);
+void tree_sum_args_in_job(clove_task *t, void *arg);
+void tree_sum_join2_job(clove_task *t, void *arg);
+void tree_sum_job_dbg(clove_task *t, void *arg);
+void tree_sum_args_job_dbg(clove_task *t, void *arg);
+void tree_sum_args_in_job_dbg(clove_task *t, void *arg);
+void tree_sum_join2_job_dbg(clove_task *t, void *arg);
 #endif
 
 /* OpenMP tasks (bench/peers/omp_tree_sum.c), built with -DCLOVE_BENCH_OPENMP.

@@ -12,9 +12,17 @@
  *             subtree on a new pthread, the right one on the calling thread,
  *             both sequential (the practical limit for 2 threads); the
  *             pthread_create/join is inside the timed region
- *   clove     fork at every node with two children, the idiom of clove.h;
- *             one clove_pool_run over the whole tree per run, pools created
- *             once per thread count (not timed)
+ *   clove     fork at every node with two children with clove_fork_value /
+ *             clove_join_value (tree_forms.c); one clove_pool_run over the
+ *             whole tree per run, pools created once per thread count (not
+ *             timed) and shared by the forms below
+ *   args      the same with clove_fork / clove_join and an argument block
+ *   args-in   the same, the fallback call inside the argument block's scope
+ *             (tree_forms.c: the compiler cannot make it a loop)
+ *   join2     the same with clove_join2 over two argument blocks
+ *   clove-dbg, args-dbg, join2-dbg  the same source built without NDEBUG
+ *             (CLOVE_DEBUG on, as in a user's default build); --forms
+ *             includes these six
  *   omp, tbb  optional peers (bench/peers/, --peers): the same fork at every
  *             node with OpenMP tasks (libgomp) and oneTBB task_group; built
  *             only when CMake finds OpenMP / TBBConfig.cmake. Their samples
@@ -25,7 +33,8 @@
  * trees one sample times a batch of runs and divides (see --batch).
  *
  * Usage: tree_sum [-n NODES]... [-t THREADS]... [--baseline] [--split]
- *                 [--split-min NODES] [--peers] [--impl IMPL]... [--only IMPL] [--reps R]
+ *                 [--split-min NODES] [--forms] [--peers] [--impl IMPL]...
+ *                 [--only IMPL] [--reps R]
  *                 [--batch B] [--min-time S] [--peer-time S] [--peer-reps P]
  *                 [--warmup W] [--heartbeat US] [--csv FILE] [--raw FILE]
  *                 [--quick]
@@ -111,10 +120,11 @@ __attribute__((noinline)) static int64_t run_split(const node *root)
 /* clove                                                                    */
 /* ------------------------------------------------------------------------ */
 
-__attribute__((noinline)) static int64_t run_clove(clove_pool *pool, const node *root)
+__attribute__((noinline)) static int64_t run_clove(clove_pool *pool, clove_fn *job,
+                                                   const node *root)
 {
     struct tree_sum_arg a = { root, 0 };
-    int rc = clove_pool_run(pool, tree_sum_job, &a);
+    int rc = clove_pool_run(pool, job, &a);
     if (rc != 0)
         die("clove_pool_run failed: %s", strerror(rc));
     return a.result;
@@ -129,18 +139,37 @@ __attribute__((noinline)) static int64_t run_clove(clove_pool *pool, const node 
 /* Measurement                                                              */
 /* ------------------------------------------------------------------------ */
 
-enum impl { IMPL_BASELINE, IMPL_SPLIT, IMPL_CLOVE, IMPL_OMP, IMPL_TBB, NIMPL };
-static const char *const impl_name[] = { "baseline", "split", "clove", "omp", "tbb" };
+enum impl {
+    IMPL_BASELINE, IMPL_SPLIT,
+    IMPL_CLOVE, IMPL_ARGS, IMPL_ARGS_IN, IMPL_JOIN2, IMPL_CLOVE_DBG, IMPL_ARGS_DBG,
+    IMPL_JOIN2_DBG,
+    IMPL_OMP, IMPL_TBB, NIMPL
+};
+static const char *const impl_name[] = { "baseline", "split",     "clove",    "args",
+                                         "args-in",  "join2",     "clove-dbg", "args-dbg",
+                                         "join2-dbg", "omp",      "tbb" };
+/* The job each of clove's forms runs over the whole tree (tree_forms.c). */
+static clove_fn *const impl_job[NIMPL] = {
+    [IMPL_CLOVE] = tree_sum_job,         [IMPL_ARGS] = tree_sum_args_job,
+    [IMPL_ARGS_IN] = tree_sum_args_in_job,
+    [IMPL_JOIN2] = tree_sum_join2_job,   [IMPL_CLOVE_DBG] = tree_sum_job_dbg,
+    [IMPL_ARGS_DBG] = tree_sum_args_job_dbg, [IMPL_JOIN2_DBG] = tree_sum_join2_job_dbg,
+};
 
 static bool is_peer(enum impl i)
 {
     return i == IMPL_OMP || i == IMPL_TBB;
 }
 
+static bool is_clove(enum impl i)
+{
+    return i >= IMPL_CLOVE && i <= IMPL_JOIN2_DBG;
+}
+
 struct config {
     enum impl impl;
     unsigned threads;    /* clove, omp, tbb: thread count; split: 2; baseline: 1 */
-    clove_pool *pool;    /* clove only */
+    clove_pool *pool;    /* clove's forms: the pool of this thread count */
     void *arena;         /* tbb only: its task_arena */
     double *samples;     /* ns per node */
     size_t *round;       /* the round of each sample */
@@ -155,7 +184,9 @@ static int64_t run_once(const struct config *c, const node *root)
     switch (c->impl) {
     case IMPL_BASELINE: return run_baseline(root);
     case IMPL_SPLIT: return run_split(root);
-    case IMPL_CLOVE: return run_clove(c->pool, root);
+    case IMPL_CLOVE: case IMPL_ARGS: case IMPL_ARGS_IN: case IMPL_JOIN2:
+    case IMPL_CLOVE_DBG: case IMPL_ARGS_DBG: case IMPL_JOIN2_DBG:
+        return run_clove(c->pool, impl_job[c->impl], root);
 #ifdef CLOVE_BENCH_OPENMP
     case IMPL_OMP: return omp_tree_sum(root, c->threads);
 #endif
@@ -220,12 +251,15 @@ static unsigned long parse_ul(const char *opt, const char *s, unsigned long max)
 static void usage(void)
 {
     fputs("usage: tree_sum [-n NODES]... [-t THREADS]... [--baseline] [--split]\n"
-          "                [--split-min NODES] [--peers] [--impl IMPL]...\n"
+          "                [--split-min NODES] [--forms] [--peers] [--impl IMPL]...\n"
           "                [--only IMPL] [--reps R]\n"
           "                [--batch B] [--min-time SECONDS] [--peer-time SECONDS]\n"
           "                [--peer-reps P] [--warmup W] [--heartbeat US]\n"
           "                [--csv FILE] [--raw FILE] [--quick]\n"
-          "  IMPL is baseline, split, clove, omp (OpenMP tasks) or tbb (oneTBB)\n"
+          "  IMPL is baseline, split, clove (clove_fork_value), args (clove_fork\n"
+          "  with an argument block), args-in (the fallback call inside the\n"
+          "  block), join2 (clove_join2), clove-dbg, args-dbg, join2-dbg (the\n"
+          "  same built without NDEBUG), omp (OpenMP tasks) or tbb (oneTBB)\n"
           "  -n NODES      tree size (repeatable; default 10000000)\n"
           "  -t THREADS    clove / peer thread count (repeatable; default 1 and 2)\n"
           "  --baseline    include the sequential baseline\n"
@@ -233,6 +267,7 @@ static void usage(void)
           "  --split-min NODES  but not for trees smaller than this (there it\n"
           "                times pthread_create, ~50 us, and disturbs the\n"
           "                samples after it)\n"
+          "  --forms       include args, args-in, join2 and the three -dbg forms\n"
           "  --peers       include every peer runtime this binary was built with\n"
           "                (a peer that was not built is reported, not run)\n"
           "  --impl IMPL   include this implementation (repeatable; clove is\n"
@@ -265,6 +300,7 @@ int main(int argc, char **argv)
     unsigned long split_min = 0; /* --split-min: no split below this size */
     int only = -1;
     bool want_peer[NIMPL] = { false }, explicit_peer[NIMPL] = { false };
+    bool want_form[NIMPL] = { false }; /* clove's forms besides clove */
     unsigned long reps = 0, batch_opt = 0, warmup = 1, heartbeat = 0, peer_reps = 0;
     double min_time = 0.5, peer_time = 2.0;
     const char *csv_path = NULL, *raw_path = NULL;
@@ -288,6 +324,9 @@ int main(int argc, char **argv)
             want_split = true;
         } else if (!strcmp(a, "--split-min")) {
             split_min = parse_ul("--split-min", NEXT(), 1ul << 40);
+        } else if (!strcmp(a, "--forms")) {
+            for (int k = IMPL_ARGS; k <= IMPL_JOIN2_DBG; k++)
+                want_form[k] = true;
         } else if (!strcmp(a, "--peers")) {
             want_peer[IMPL_OMP] = want_peer[IMPL_TBB] = true;
         } else if (!strcmp(a, "--only") || !strcmp(a, "--impl")) {
@@ -302,6 +341,8 @@ int main(int argc, char **argv)
                 want_baseline = true;
             else if (which == IMPL_SPLIT)
                 want_split = true;
+            else if (is_clove((enum impl)which))
+                want_form[which] = true;
             if (is_peer((enum impl)which))
                 want_peer[which] = explicit_peer[which] = true;
         } else if (!strcmp(a, "--peer-reps")) {
@@ -362,16 +403,17 @@ int main(int argc, char **argv)
     if (missing_explicit) exit(2);
 
     /* Configurations, in the order they are sampled within a round. */
-    struct config cfg[3 * MAX_LIST + 2];
+    struct config cfg[(NIMPL - 2) * MAX_LIST + 2];
     size_t ncfg = 0;
     if (want_baseline && (only < 0 || only == IMPL_BASELINE))
         cfg[ncfg++] = (struct config){ .impl = IMPL_BASELINE, .threads = 1 };
     if (want_split && (only < 0 || only == IMPL_SPLIT))
         cfg[ncfg++] = (struct config){ .impl = IMPL_SPLIT, .threads = 2 };
-    if (only < 0 || only == IMPL_CLOVE)
-        for (size_t k = 0; k < nthreads; k++)
-            cfg[ncfg++] = (struct config){ .impl = IMPL_CLOVE,
-                                           .threads = (unsigned)threads[k] };
+    for (int f = IMPL_CLOVE; f <= IMPL_JOIN2_DBG; f++)
+        if (only < 0 ? f == IMPL_CLOVE || want_form[f] : only == f)
+            for (size_t k = 0; k < nthreads; k++)
+                cfg[ncfg++] = (struct config){ .impl = (enum impl)f,
+                                               .threads = (unsigned)threads[k] };
     for (int p = IMPL_OMP; p <= IMPL_TBB; p++)
         if (want_peer[p])
             for (size_t k = 0; k < nthreads; k++)
@@ -385,12 +427,19 @@ int main(int argc, char **argv)
             any_plain = true;
     }
 
+    /* One pool per thread count, shared by clove's forms. */
+    clove_pool *pools[MAX_LIST] = { NULL };
     for (size_t k = 0; k < ncfg; k++) {
-        if (cfg[k].impl != IMPL_CLOVE) continue;
-        clove_config cc = { .threads = cfg[k].threads,
-                            .heartbeat_us = (unsigned)heartbeat };
-        int rc = clove_pool_create(&cfg[k].pool, &cc);
-        if (rc != 0) die("clove_pool_create failed: %s", strerror(rc));
+        if (!is_clove(cfg[k].impl)) continue;
+        size_t i = 0;
+        while (threads[i] != cfg[k].threads) i++;
+        if (!pools[i]) {
+            clove_config cc = { .threads = cfg[k].threads,
+                                .heartbeat_us = (unsigned)heartbeat };
+            int rc = clove_pool_create(&pools[i], &cc);
+            if (rc != 0) die("clove_pool_create failed: %s", strerror(rc));
+        }
+        cfg[k].pool = pools[i];
     }
 
     /* Peers' thread pools, once per thread count (not timed). */
@@ -600,7 +649,7 @@ int main(int argc, char **argv)
             if (csv) {
                 fprintf(csv, "tree_sum,%" PRId64 ",%s,%u,%lu,%.4f,%.4f,%.4f,",
                         n, impl_name[cfg[k].impl], cfg[k].threads,
-                        cfg[k].impl == IMPL_CLOVE
+                        is_clove(cfg[k].impl)
                             ? (heartbeat ? heartbeat : CLOVE_DEFAULT_HEARTBEAT_US)
                             : 0ul,
                         med, v[0], v[m - 1]);
@@ -623,8 +672,8 @@ int main(int argc, char **argv)
         }
     }
 
-    for (size_t k = 0; k < ncfg; k++)
-        clove_pool_destroy(cfg[k].pool);
+    for (size_t i = 0; i < nthreads; i++)
+        clove_pool_destroy(pools[i]);
 #ifdef CLOVE_BENCH_TBB
     for (size_t k = 0; k < ncfg; k++)
         if (cfg[k].arena) tbb_peer_destroy(cfg[k].arena);

@@ -7,7 +7,7 @@
  * sum aborts).
  *
  * Implementations:
- *   c         tree.c's tree_sum_clove: the C idiom, compiled as C
+ *   c         tree_forms.c's value form: the C idiom, compiled as C
  *   c_in_cxx  the same C idiom (clove_fork / clove_join, an arg struct and
  *             a job function) compiled in this C++ file, so that compiler
  *             front-end differences are not charged to clove.hpp
@@ -38,11 +38,12 @@
 #include <string>
 #include <vector>
 
-/* bench/tree.c, compiled as C (tree.h declares these for C only). */
+/* bench/tree.c and tree_forms.c, compiled as C (tree.h declares these for
+ * C only). */
 extern "C" {
 node *tree_build(int64_t lo, int64_t hi);
 void tree_destroy(node *n);
-int64_t tree_sum_clove(clove_task *t, const node *n);
+int64_t tree_sum_value(clove_task *t, const node *n);
 struct tree_sum_arg {
     const node *n;
     int64_t result;

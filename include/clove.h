@@ -403,39 +403,44 @@ CLOVE_API int clove_sort_stable(clove_task *t, void *base, size_t nmemb, size_t 
 /*
  * A job record, in its owner's job stack (an array: the task's forks in
  * nesting order, oldest at the bottom). fn says where it is:
- *   queued:   fn != NULL. Owner only: it lies in [bottom, top). The fork
- *             writes fn and arg, nothing else.
+ *   queued:   fn != NULL. Owner only: it lies in [bottom, top). A
+ *             clove_fork_value writes fn and arg; a clove_fork writes
+ *             fn = CLOVE__VOID_JOB, arg, and its clove_fn in out.vfn.
+ *             state holds the debug stamp (below).
  *   reserved or shared: fn == NULL. The owner's heartbeat handler took it
- *             (it was the oldest queued), moved fn to out.run and set
- *             state: RESERVED (published in task->reserve, so that the
- *             heartbeat thread can share it while the owner runs a long
- *             leaf; state belongs to whoever holds that claim) or SHARED,
- *             TAKEN, DONE (guarded by the pool lock; src/internal.h has
- *             the bits). These records lie below bottom.
- * Whoever runs a taken record stores out.run's result in out.value before
- * marking it DONE. clove_fork's records run clove__call with the future
- * as arg (the future holds the clove_fn and its arg). When CLOVE_DEBUG,
- * the fork also stores the future's address in out.value (a stamp that
- * clove__debug_fork checks; the library's own forks store 0 there, and a
- * debug join clears it).
+ *             (it was the oldest queued), moved a clove_fork_value's fn
+ *             to out.run (a clove_fork's stays in out.vfn) and set state:
+ *             RESERVED (published in task->reserve, so that the heartbeat
+ *             thread can share it while the owner runs a long leaf; state
+ *             belongs to whoever holds that claim) or SHARED, TAKEN, DONE
+ *             (guarded by the pool lock; src/internal.h has the bits, the
+ *             kind among them). These records lie below bottom.
+ * Whoever runs a taken record stores the job's result (0 for a clove_fork
+ * job) in out.value before marking it DONE. When CLOVE_DEBUG, the fork
+ * also stores its key in state (the stamp that clove__debug_fork checks;
+ * the library's own forks store 0 there, which is no key).
  */
 struct clove__job {
     clove_value_fn *fn;
     void *arg;
     uintptr_t state;
     union {
-        clove_value_fn *run; /* reserved or shared: the job */
+        clove_fn *vfn;       /* clove_fork's job */
+        clove_value_fn *run; /* reserved or shared: clove_fork_value's job */
         int64_t value;       /* DONE: what it returned */
     } out;
 };
 
-/* The handle of one fork: its record, and for clove_fork the function and
- * argument (clove_fork_value leaves them unset). A local of the forking
- * function; a clove_fork_value future usually lives in a register. */
+/* A queued clove_fork record's fn: never called, never a function's
+ * address (it lies in the first page, which is never mapped). */
+#define CLOVE__VOID_JOB ((clove_value_fn *)(uintptr_t)1)
+
+/* The handle of one fork: its record, and when CLOVE_DEBUG the fork's
+ * key (also stored in the record's state: clove__debug_fork). A local of
+ * the forking function, usually kept in registers. */
 struct clove_future {
     struct clove__job *job;
-    clove_fn *fn;
-    void *arg;
+    uintptr_t key;
 };
 
 /*
@@ -459,6 +464,11 @@ struct clove_task {
     struct clove__job *base;     /* constant: the job stack's first record */
     struct clove__job *limit;    /* constant: one past its last (a guard
                                   * page follows) */
+    void *thread;                /* the thread pointer (CLOVE__THREAD_POINTER)
+                                  * of the thread whose current task this
+                                  * is, else NULL: written by that thread,
+                                  * read by the debug checks (by another
+                                  * thread only in a misuse) */
 };
 
 static inline unsigned clove_worker_index(const clove_task *t)
@@ -470,10 +480,11 @@ static inline unsigned clove_worker_index(const clove_task *t)
 /* Cold, out-of-line parts called by the inline code below. */
 CLOVE_API void clove__heartbeat_slow(clove_task *t);
 CLOVE_API bool clove__join_slow(clove_task *t, struct clove__job *j, bool value);
-CLOVE_API void clove__debug_fork(clove_task *t, clove_future *f);
-CLOVE_API void clove__debug_join(clove_task *t, clove_future *f, bool value);
-/* The job of a clove_fork record: runs f->fn(t, f->arg) for the future f. */
-CLOVE_API int64_t clove__call(clove_task *t, void *f);
+CLOVE_API void clove__debug_fork(clove_task *t, bool null_future, struct clove__job *job,
+                                 uintptr_t key);
+CLOVE_API void clove__debug_join(clove_task *t, bool null_future, struct clove__job *job,
+                                 bool value);
+CLOVE_API clove_task *clove__current(void);
 
 #if defined(__GNUC__) || defined(__clang__)
 /* Inlined even at -O0, so that debug builds report the user's call site
@@ -485,6 +496,25 @@ CLOVE_API int64_t clove__call(clove_task *t, void *f);
 #define CLOVE__INLINE static inline
 #define CLOVE__LIKELY(x) (x)
 #define CLOVE__UNLIKELY(x) (x)
+#endif
+
+/* A result that must not be ignored: a join's false means "run it
+ * yourself". */
+#if defined(__cplusplus) && __cplusplus >= 201703L
+#define CLOVE__NODISCARD [[nodiscard]]
+#elif defined(__GNUC__) || defined(__clang__)
+#define CLOVE__NODISCARD __attribute__((warn_unused_result))
+#else
+#define CLOVE__NODISCARD
+#endif
+
+/* The calling thread's thread pointer, one register read, where the
+ * compiler offers it: what clove_task.thread holds. Elsewhere the debug
+ * checks call clove__current() instead. */
+#if defined(__has_builtin) && (defined(__x86_64__) || defined(__aarch64__) || defined(__riscv))
+#if __has_builtin(__builtin_thread_pointer)
+#define CLOVE__THREAD_POINTER() __builtin_thread_pointer()
+#endif
 #endif
 
 /* Bits of clove_task.heartbeat. BEAT: a heartbeat arrived (the heartbeat
@@ -513,19 +543,110 @@ CLOVE__INLINE void clove_tick(clove_task *t)
         clove__heartbeat_slow(t);
 }
 
+#if CLOVE_DEBUG
+/*
+ * The debug checks. Inline: loads and compares that let every correct
+ * call through; anything that may be a misuse goes to the out-of-line
+ * clove__debug_fork/join, which checks it exactly and names it (or
+ * returns, when it was none). They never take the future's address, so
+ * that it stays in registers and the compiler optimizes the forking
+ * function as in a release build; and they are macros over the fork's own
+ * parameters, since at -O0 every parameter and local of an inlined
+ * function takes stack space in the forking frame.
+ *
+ * They read the future before its fork, when it may be indeterminate (it
+ * is only compared then). GCC is told not to warn about that (up to the
+ * end of the inline fast path); it treats such a value as any value, and
+ * where it knows the value (CLOVE__JOINED, after a join in the same
+ * function) it folds the check. Clang gets each value through an empty
+ * asm statement (CLOVE__DEBUG_LAUNDER), so that it never branches on an
+ * undefined value.
+ */
+#if defined(__clang__)
+#define CLOVE__DEBUG_LAUNDER(v) __asm__("" : "+r"(v))
+#elif defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define CLOVE__DEBUG_LAUNDER(v) ((void)0)
+#else
+#define CLOVE__DEBUG_LAUNDER(v) ((void)0)
+#endif
+
+/* CLOVE__UNLIKELY, defined here, so that GCC's warnings about a value
+ * used through it are located inside the pragma above. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CLOVE__DEBUG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define CLOVE__DEBUG_UNLIKELY(x) (x)
+#endif
+
+/* t is the calling thread's current task (it may not be, when false). */
+#ifdef CLOVE__THREAD_POINTER
+#define CLOVE__DEBUG_MINE(t) ((t)->thread == CLOVE__THREAD_POINTER())
+#else
+#define CLOVE__DEBUG_MINE(t) ((t) == clove__current())
+#endif
+
+/*
+ * In clove_fork and clove_fork_value, before the record is written.
+ * Caught here: a NULL task or future, a task that is not the thread's
+ * current one, a fork beyond the job stack's depth, and a future that may
+ * name an unjoined record of t forked through it (its job points into t's
+ * job stack below top: clove__debug_fork compares the future's key with
+ * the record's stamp). Then the fork's key, from the record's address and
+ * the job's argument, goes into the future and, as the stamp, into the
+ * record's state.
+ */
+#define CLOVE__DEBUG_FORK(t, f, arg)                                                      \
+    do {                                                                                  \
+        if (CLOVE__DEBUG_UNLIKELY((f) == NULL))                                           \
+            clove__debug_fork((t), true, NULL, 0);                                        \
+        struct clove__job *clove__old = (f)->job;                                         \
+        uintptr_t clove__old_key = (f)->key;                                              \
+        CLOVE__DEBUG_LAUNDER(clove__old);                                                 \
+        CLOVE__DEBUG_LAUNDER(clove__old_key);                                             \
+        if (CLOVE__DEBUG_UNLIKELY((t) == NULL || !CLOVE__DEBUG_MINE(t) ||                 \
+                                  (t)->top == (t)->limit))                                \
+            clove__debug_fork((t), false, clove__old, clove__old_key);                    \
+        /* Usually the future's job is below base (CLOVE__JOINED, or NULL): one           \
+         * compare. */                                                                    \
+        if (CLOVE__DEBUG_UNLIKELY((uintptr_t)clove__old >= (uintptr_t)(t)->base) &&       \
+            (uintptr_t)clove__old < (uintptr_t)(t)->top)                                  \
+            clove__debug_fork((t), false, clove__old, clove__old_key);                    \
+        (t)->top->state = (f)->key = (uintptr_t)(t)->top ^ (uintptr_t)(arg);              \
+    } while (0)
+
+/* In clove__pop, for its j: f's record. Caught here: a NULL task or
+ * future, a task that is not the thread's current one, and a future that
+ * is not t's most recent unjoined fork (never forked, joined already, or
+ * out of LIFO order). Then f is marked joined. */
+#define CLOVE__DEBUG_JOIN(t, f, value, j)                                                 \
+    do {                                                                                  \
+        if (CLOVE__DEBUG_UNLIKELY((f) == NULL))                                           \
+            clove__debug_join((t), true, NULL, (value));                                  \
+        (j) = (f)->job;                                                                   \
+        CLOVE__DEBUG_LAUNDER(j);                                                          \
+        if (CLOVE__DEBUG_UNLIKELY((t) == NULL || !CLOVE__DEBUG_MINE(t) ||                 \
+                                  (uintptr_t)(j) + sizeof(struct clove__job) !=           \
+                                      (uintptr_t)(t)->top))                               \
+            clove__debug_join((t), false, (j), (value));                                  \
+        (f)->job = CLOVE__JOINED; /* a second join is caught */                           \
+        (f)->key = 0;                                                                     \
+    } while (0)
+#endif
+
 /* Push a record (owner only; the fork's half shared by both forms). */
 CLOVE__INLINE void clove__push(clove_task *t, clove_future *f, clove_value_fn *fn, void *arg)
 {
     struct clove__job *j = t->top;
     j->fn = fn;
     j->arg = arg;
-#if CLOVE_DEBUG
-    j->out.value = (int64_t)(intptr_t)f; /* for clove__debug_fork */
-#elif defined(CLOVE__LIBRARY)
+#if !CLOVE_DEBUG && defined(CLOVE__LIBRARY)
     /* The library's own forks (loops, scopes, sort) clear the stamp, so
      * that a debug build's check never reads one left at this position by
      * an earlier debug fork. */
-    j->out.value = 0;
+    j->state = 0;
 #endif
     t->top = j + 1;
     f->job = j;
@@ -541,18 +662,18 @@ CLOVE__INLINE void clove__push(clove_task *t, clove_future *f, clove_value_fn *f
  * (out.value holds its result; the record is the owner's again). */
 CLOVE__INLINE struct clove__job *clove__pop(clove_task *t, clove_future *f, bool value)
 {
+    struct clove__job *j;
 #if CLOVE_DEBUG
-    clove__debug_join(t, f, value);
+    CLOVE__DEBUG_JOIN(t, f, value, j);
+#else
+    j = f->job;
 #endif
-    struct clove__job *j = f->job;
-#if CLOVE_DEBUG
-    f->job = CLOVE__JOINED;
-#endif
-    if (CLOVE__LIKELY(j->fn != NULL)) {
+    /* Queued by the fork of this form: the fast path. Anything else (fn
+     * NULL: taken; or queued by the other form, a misuse caught there in
+     * every build) goes to the slow path. */
+    if (CLOVE__LIKELY(value ? (uintptr_t)j->fn > (uintptr_t)CLOVE__VOID_JOB
+                            : j->fn == CLOVE__VOID_JOB)) {
         t->top = j;
-#if CLOVE_DEBUG
-        j->out.value = 0; /* joined: no stamp left for clove__debug_fork */
-#endif
         return NULL;
     }
     return clove__join_slow(t, j, value) ? j : NULL;
@@ -563,30 +684,30 @@ CLOVE__INLINE struct clove__job *clove__pop(clove_task *t, clove_future *f, bool
  * fork can go"):
  *   clove_fork_value: 1 load of t->top, 2 stores into the record (fn,
  *         arg), 1 store of t->top, 1 relaxed load of t->heartbeat + branch;
- *   clove_join_value: 1 load of the record's fn + branch, 1 store of t->top.
+ *   clove_fork: the same and a third store (out.vfn);
+ *   clove_join_value, clove_join: 1 load of the record's fn + compare and
+ *         branch (it also tells the form that forked it), 1 store of
+ *         t->top.
  * The record's address is the future: it stays in a register, and nothing
  * in the forking frame has its address taken, so the compiler can compile
- * the recursion much as it does the plain one. clove_fork also stores fn
- * and arg in the future, which with the argument block lives in the
- * caller's frame. There is no capacity check (the job stack ends in a
- * guard page; debug builds check) and no state word written per fork (the
- * join tests fn, which the owner clears when it takes a record).
+ * the recursion much as it does the plain one. There is no capacity check
+ * (the job stack ends in a guard page; debug builds check) and no state
+ * word written per fork (the join tests fn, which the owner clears when
+ * it takes a record).
  *
- * clove_fork: make fn(t, arg) available to other workers. f must stay
- * alive (it is usually a local) until the matching clove_join. Forks and
- * joins on one task nest like parentheses: join the most recent unjoined
- * fork first.
+ * clove_fork: make fn(t, arg) available to other workers. Forks and joins
+ * on one task nest like parentheses: join the most recent unjoined fork
+ * first.
  */
 CLOVE__INLINE void clove_fork(clove_task *t, clove_future *f, clove_fn *fn,
                               void *arg)
 {
 #if CLOVE_DEBUG
-    clove__debug_fork(t, f); /* before f is written: it may be NULL */
+    CLOVE__DEBUG_FORK(t, f, arg);
 #endif
     /* Before the push, whose heartbeat check may hand the record out. */
-    f->fn = fn;
-    f->arg = arg;
-    clove__push(t, f, clove__call, f);
+    t->top->out.vfn = fn;
+    clove__push(t, f, CLOVE__VOID_JOB, arg);
 }
 
 /*
@@ -595,7 +716,7 @@ CLOVE__INLINE void clove_fork(clove_task *t, clove_future *f, clove_fn *fn,
  * must run fn(t, arg) itself. Waiting for a job that is still running
  * elsewhere helps with other shared work, then sleeps.
  */
-CLOVE__INLINE bool clove_join(clove_task *t, clove_future *f)
+CLOVE__NODISCARD CLOVE__INLINE bool clove_join(clove_task *t, clove_future *f)
 {
     return clove__pop(t, f, false) != NULL;
 }
@@ -605,20 +726,20 @@ CLOVE__INLINE bool clove_join(clove_task *t, clove_future *f)
  * its result, the fastest form. When clove_join_value returns true, the
  * job ran elsewhere and *result holds what it returned; when it returns
  * false, *result is untouched and the caller must run fn(t, arg) itself.
- * f need not stay alive beyond the join. A future forked with one pair
- * must be joined with the same pair (checked when CLOVE_DEBUG, and in
- * every build when the job was reserved or shared).
+ * A future forked with one pair must be joined with the same pair
+ * (checked in every build).
  */
 CLOVE__INLINE void clove_fork_value(clove_task *t, clove_future *f, clove_value_fn *fn,
                                     void *arg)
 {
 #if CLOVE_DEBUG
-    clove__debug_fork(t, f);
+    CLOVE__DEBUG_FORK(t, f, arg);
 #endif
     clove__push(t, f, fn, arg);
 }
 
-CLOVE__INLINE bool clove_join_value(clove_task *t, clove_future *f, int64_t *result)
+CLOVE__NODISCARD CLOVE__INLINE bool clove_join_value(clove_task *t, clove_future *f,
+                                                     int64_t *result)
 {
     struct clove__job *j = clove__pop(t, f, true);
     if (j == NULL)
@@ -638,6 +759,10 @@ CLOVE__INLINE void clove_join2(clove_task *t, clove_fn *a, void *a_arg,
     if (!clove_join(t, &f))
         b(t, b_arg);
 }
+
+#if CLOVE_DEBUG && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 #ifdef __cplusplus
 }

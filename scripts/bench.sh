@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Build clove and run the benchmarks in their short versions (about a
-# minute on a 2-core machine): the tree-sum benchmark (Spice's benchmark:
+# Build clove and run the benchmarks in their short versions (about two
+# minutes on a 2-core machine): the tree-sum benchmark (Spice's benchmark:
 # the sequential baseline, the root split by hand onto two threads, and
-# clove at 1..32 threads, for 1000 and 10 million nodes), the idle check,
+# clove at 1..32 threads, for 1000 and 10 million nodes), then each form of
+# fork (value, argument block, clove_join2, and without NDEBUG), the idle check,
 # then fib(30), uts, nqueens(11), the three parallel loops and a sort of
 # 10^6 keys, each against its sequential baseline, and long leaves (pairs
 # of leaves that never fork, bench/longleaf).
@@ -103,6 +104,10 @@ if ((full)); then
   } | tee "$out/machine.txt"
   log tree_sum build/bench/tree_sum -n 1000 -n 10000000 "${threads[@]}" \
     --baseline --split --peers --min-time 1 --csv "$out/tree_sum.csv" "${args[@]}"
+  log tree_sum_forms build/bench/tree_sum -n 1000 "${threads[@]}" --forms --baseline \
+    --csv "$out/tree_sum_forms_1000.csv"
+  log tree_sum_forms build/bench/tree_sum -n 10000000 -t 1 -t 2 --forms --baseline --split \
+    --csv "$out/tree_sum_forms_10m.csv"
   for b in fib uts nqueens; do
     log "$b" build/bench/$b "${threads[@]}" --baseline --csv "$out/$b.csv"
   done
@@ -138,6 +143,13 @@ fi
 cmake --build build -j "$jobs" --target tree_sum idle fib uts nqueens loops sort longleaf
 build/bench/tree_sum -n 1000 -n 10000000 "${threads[@]}" --split-min 100000 \
   --baseline --split "${args[@]}"
+# Each form of fork (bench/README.md, "Forms of fork"): the value form, the
+# argument block (fallback call after its block, and inside it),
+# clove_join2, and the same source built without NDEBUG.
+echo
+build/bench/tree_sum -n 1000 "${threads[@]}" --forms --baseline
+echo
+build/bench/tree_sum -n 10000000 -t 1 -t 2 --forms --baseline --split
 build/bench/idle
 if ! ((all)); then
   # Short versions of the other workloads (about 30 s in all here); --all

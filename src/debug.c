@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * debug.c - misuse reports. The inline checks in clove.h call
- * clove__debug_fork/join when CLOVE_DEBUG is non-zero; the library's cold
- * paths call clove__misuse directly in every build. Every report names
- * the misused call, the misuse, and the call site in the user's code.
+ * debug.c - misuse reports. When CLOVE_DEBUG is non-zero, the inline
+ * checks in clove.h call clove__debug_fork/join for anything that may be
+ * a misuse, and these check it exactly; the library's cold paths call
+ * clove__misuse directly in every build. Every report names the misused
+ * call, the misuse, and the call site in the user's code.
  */
 #include "internal.h"
 
@@ -71,22 +72,25 @@ static void check_task(const char *call, clove_task *t, const void *site)
                             "(or on another thread)", site);
 }
 
-void clove__debug_fork(clove_task *t, clove_future *f)
+/* Called by clove.h's inline check when a fork through a future whose
+ * fields were job and key may be a misuse (null_future: there is no
+ * future): returns if it is none. */
+void clove__debug_fork(clove_task *t, bool null_future, struct clove__job *job, uintptr_t key)
 {
     const void *site = CLOVE__CALLER();
     check_task("clove_fork", t, site);
-    if (f == NULL)
+    if (null_future)
         clove__misuse("clove_fork", "the future is NULL", site);
-    /* Does f still name an unjoined record of t that was forked through
-     * it? The newest, while queued (debug forks store the future's address
-     * in out.value), or the reserve, for clove_fork (its arg is the
-     * future). A joined future names CLOVE__JOINED; stale memory that
-     * happens to point at such a record was not forked through this
-     * address. */
-    struct clove__job *j = f->job;
-    if ((t->top != t->base && j == t->top - 1 && j->fn != NULL &&
-         j->out.value == (int64_t)(intptr_t)f) ||
-        (j != NULL && j == clove__tk(t)->own_reserve && j->arg == (void *)f))
+    /* Does the future still name an unjoined record of t that was forked
+     * through it? The newest, while queued, or the reserve: its stamp (a
+     * debug fork's key; kept in own_stamp once reserved) is the future's
+     * key. Keys are never 0 and never repeat, so a future that was never
+     * forked, or whose fork was joined (job = CLOVE__JOINED), or memory
+     * that happens to point at such a record, does not match. */
+    if (key != 0 && ((t->top != t->base && job == t->top - 1 && job->fn != NULL &&
+                      job->state == key) ||
+                     (job != NULL && job == clove__tk(t)->own_reserve &&
+                      clove__tk(t)->own_stamp == key)))
         clove__misuse("clove_fork", "this future is already forked and not yet joined", site);
     if (t->top == t->limit)
         clove__misuse("clove_fork",
@@ -104,24 +108,23 @@ CLOVE__COLD CLOVE__NORETURN void clove__kind_misuse(bool value, const void *site
                   site);
 }
 
-void clove__debug_join(clove_task *t, clove_future *f, bool value)
+/* Called by clove.h's inline check when a join of a future whose job
+ * field was job may be a misuse (null_future: there is no future):
+ * returns if it is none. */
+void clove__debug_join(clove_task *t, bool null_future, struct clove__job *job, bool value)
 {
     const char *call = clove__join_name(value);
     const void *site = CLOVE__CALLER();
     check_task(call, t, site);
-    if (f == NULL)
+    if (null_future)
         clove__misuse(call, "the future is NULL", site);
-    if (f->job == CLOVE__JOINED)
+    if (job == CLOVE__JOINED)
         clove__misuse(call, "this future was already joined", site);
-    if (f->job == NULL)
+    if (job == NULL)
         clove__misuse(call, "this future was never forked", site);
-    if (t->top == t->base || f->job != t->top - 1)
+    if (t->top == t->base || job != t->top - 1)
         clove__misuse(call,
                       "this future is not the most recent unjoined fork of this task "
                       "(joined out of LIFO order, joined twice, or never forked)", site);
-    /* Queued: its fn says which fork made it (the slow path checks the
-     * others). */
-    struct clove__job *j = f->job;
-    if (j->fn != NULL && (j->fn == clove__call) == value)
-        clove__kind_misuse(value, site);
 }
+

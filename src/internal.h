@@ -134,10 +134,10 @@ static inline void clove__tsan_acquire(void *addr)
 /*
  * Record states (struct clove__job.state), meaningful only once the owner
  * took the record off its queue (fn == NULL; a queued record's state is
- * whatever it was). Bits 0..2 are the tag; bit 3 is set when the record is
- * a clove_fork_value one (its out.run is not clove__call), so that the
- * join can tell a join of the wrong form even after out.run was replaced
- * by the result. RESERVED belongs to whoever holds the claim on
+ * its debug stamp). Bits 0..2 are the tag; bit 3 is set when the record is
+ * a clove_fork_value one (its job is out.run, not out.vfn), so that the
+ * runner calls the right one and the join can tell a join of the wrong
+ * form even after the job was replaced by the result. RESERVED belongs to whoever holds the claim on
  * task->reserve; SHARED, TAKEN and DONE are guarded by pool->lock. While
  * SHARED, bits 4..19 hold the record's slot in the ring (so the owner can
  * reclaim it in O(1); the ring has at most 4 * CLOVE_MAX_THREADS = 2^14
@@ -228,6 +228,9 @@ struct clove__task {
     _Atomic(struct clove__job *) reserve;
     struct clove__job *own_reserve;    /* owner: what it last reserved, until
                                         * joined or shared */
+    uintptr_t own_stamp;               /* owner: own_reserve's debug stamp (its
+                                        * state when it was queued), for
+                                        * clove__debug_fork */
     _Atomic uint64_t stolen_ns;        /* atomic: relaxed store by the heartbeat
                                         * thread before its CAS of reserve, read
                                         * by the owner after seeing that CAS */
@@ -439,8 +442,8 @@ void *clove__heartbeat_main(void *pool);
 void clove__hb_kick(clove_pool *p);
 /* pool.c: name the calling thread (as top -H and gdb show it). */
 void clove__name_thread(const char *name);
-/* pool.c: the calling thread's current task (NULL outside any pool). */
-clove_task *clove__current(void);
+/* pool.c: make t (NULL: none) the calling thread's current task, as
+ * clove__current() (clove.h) returns it, in place of the one it had. */
 void clove__set_current(clove_task *t);
 
 /* debug.c */

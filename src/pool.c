@@ -29,7 +29,31 @@
 static _Thread_local clove_task *tls_current;
 
 clove_task *clove__current(void) { return tls_current; }
-void clove__set_current(clove_task *t) { tls_current = t; }
+
+/* The thread pointer that clove.h's debug checks compare with
+ * clove_task.thread; NULL where clove.h has none (they then call
+ * clove__current()). */
+static void *thread_pointer(void)
+{
+#ifdef CLOVE__THREAD_POINTER
+    return CLOVE__THREAD_POINTER();
+#else
+    return NULL;
+#endif
+}
+
+/* Invariant: t->thread is the thread pointer of thread X exactly while t
+ * is X's current task, so that a debug check that finds it equal to its
+ * own thread's knows t == clove__current() (a nested run of another pool
+ * suspends the outer task: its thread is NULL until the run returns). */
+void clove__set_current(clove_task *t)
+{
+    if (tls_current)
+        tls_current->thread = NULL;
+    tls_current = t;
+    if (t)
+        t->thread = thread_pointer();
+}
 
 void clove__lock(clove_pool *p)
 {
@@ -224,6 +248,8 @@ void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove
     atomic_init(&clove__tk(t)->stolen_ns, 0);
     clove__tk(t)->run_ns = 0;
     clove__tk(t)->own_reserve = NULL;
+    clove__tk(t)->own_stamp = 0;
+    t->thread = NULL;
     /* Armed: the first fork reserves (pools with workers only; without,
      * there is nobody to share with and nothing of this happens). */
     if (p->nworkers > 0)

@@ -239,32 +239,21 @@ static inline bool queued(const clove_task *t)
 }
 
 /* Take the oldest queued record off t's queue (owner only; queued(t)):
- * fn moves to out.run, and fn = NULL sends its join to the slow path. Its
+ * a clove_fork_value's fn moves to out.run (a clove_fork's job is in
+ * out.vfn already), and fn = NULL sends its join to the slow path. Its
  * state gets the kind bit; the caller adds the rest. */
 static inline struct clove__job *take_oldest(clove_task *t)
 {
     struct clove__job *j = t->bottom++;
     clove_value_fn *run = j->fn;
-    j->out.run = run;
     j->fn = NULL;
-    j->state = run == clove__call ? 0 : CLOVE__KIND_VALUE;
+    if (run == CLOVE__VOID_JOB) {
+        j->state = 0;
+    } else {
+        j->out.run = run;
+        j->state = CLOVE__KIND_VALUE;
+    }
     return j;
-}
-
-/* The job of a clove_fork record (clove.h). */
-int64_t clove__call(clove_task *t, void *fp)
-{
-    clove_future *f = fp;
-    f->fn(t, f->arg);
-    return 0;
-}
-
-/* The user's function behind a record's job, for misuse reports. */
-static const void *job_site(clove_value_fn *run, void *arg)
-{
-    if (run == clove__call)
-        return clove__code_addr(((clove_future *)arg)->fn);
-    return clove__code_addr(run);
 }
 
 static inline uintptr_t seq_bits(uint32_t noffered)
@@ -282,6 +271,7 @@ static CLOVE__NOINLINE void publish_reserve_tsan(clove_task *t, struct clove__jo
 
 static inline void reserve_oldest(clove_task *t)
 {
+    clove__tk(t)->own_stamp = t->bottom->state;
     struct clove__job *j = take_oldest(t);
     j->state |= CLOVE__TAG_RESERVED | seq_bits(clove__tk(t)->noffered);
     clove__tk(t)->noffered++;
@@ -452,7 +442,9 @@ bool clove__run_one_locked(clove_task *t)
         return false;
     struct clove__job *j = e.job;
     void *arg = j->arg;
-    clove_value_fn *run = j->out.run;
+    bool value = (j->state & CLOVE__KIND_VALUE) != 0;
+    clove_value_fn *run = value ? j->out.run : NULL;
+    clove_fn *vfn = value ? NULL : j->out.vfn;
     j->state = (j->state & ~(CLOVE__TAG_MASK | (CLOVE__SLOT_MASK << CLOVE__SLOT_SHIFT))) |
                CLOVE__TAG_TAKEN;
     /* Ramp-up: if other tasks are still idle, raise our own heartbeat
@@ -474,16 +466,21 @@ bool clove__run_one_locked(clove_task *t)
     uint32_t saved_nshared = clove__tk(t)->noffered;
     struct clove__trace *tr = clove__tk(t)->slot->trace;
     uint64_t t0 = tr ? clove__now_ns() : 0;
-    /* A clove_fork job writes through its future (the owner's frame, alive
-     * until the join); both are published by the DONE store below. */
-    int64_t result = run(t, arg);
+    /* What the job wrote (a clove_fork job: through its argument block,
+     * in the owner's frame until the join) and its result are published
+     * by the DONE store below. */
+    int64_t result = 0;
+    if (value)
+        result = run(t, arg);
+    else
+        vfn(t, arg);
     j->out.value = result;
     if (CLOVE__UNLIKELY(tr != NULL))
         clove__trace_write(tr, CLOVE__EV_JOB, t0, clove__now_ns());
     clove__count(t, CLOVE__ST_RAN, 1);
     if (t->top != saved_top || clove__tk(t)->noffered != saved_nshared)
         clove__misuse("shared job", "the job returned with a clove_fork that was never joined",
-                      job_site(run, arg));
+                      value ? clove__code_addr(run) : clove__code_addr(vfn));
 
     clove__lock(p);
     /* After this store the owner may return from clove_join and reuse j. */
@@ -530,10 +527,14 @@ static inline void pop_to(clove_task *t, struct clove__job *j)
 
 /* The join of a record that is not queued (fn == NULL): the task's
  * reserve (taken back here, the short way: it is the join of every
- * top-level fork) or a shared record (join_shared); anything else is a
- * misuse. value: called by clove_join_value. */
+ * top-level fork) or a shared record (join_shared); anything else, such
+ * as a record still queued by the fork of the other form, is a misuse.
+ * value: called by clove_join_value. */
 bool clove__join_slow(clove_task *t, struct clove__job *j, bool value)
 {
+    /* Still queued: forked by the other form. */
+    if (j->fn != NULL)
+        clove__kind_misuse(value, CLOVE__CALLER());
     if (j == clove__tk(t)->own_reserve) {
         /* Our reserve: take it back unless the heartbeat thread took it. */
         clove__tk(t)->own_reserve = NULL;

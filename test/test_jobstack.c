@@ -51,12 +51,11 @@ static void deep_rec(clove_task *t, struct deep_ctx *c, size_t level)
     clove_fork(t, &f, slot_job_fn, &j);
     ASSERT_EQ_P(f.job, before);
     ASSERT_EQ_P(t->top, before + 1);
-    /* clove_fork's record runs clove__call on the future, which holds the
-     * job. */
-    ASSERT(f.job->fn == clove__call);
-    ASSERT_EQ_P(f.job->arg, &f);
-    ASSERT(f.fn == slot_job_fn);
-    ASSERT_EQ_P(f.arg, &j);
+    /* clove_fork's record holds the job and its argument block itself,
+     * marked as a clove_fork one. */
+    ASSERT(f.job->fn == CLOVE__VOID_JOB);
+    ASSERT(f.job->out.vfn == slot_job_fn);
+    ASSERT_EQ_P(f.job->arg, &j);
     deep_rec(t, c, level + 1);
     ASSERT_EQ_P(t->top, before + 1);
     ASSERT_EQ_P(t->bottom, t->base); /* no heartbeats: nothing taken */
@@ -106,9 +105,9 @@ static void deep_fn(clove_task *t, void *arg)
     ASSERT_EQ_P(t->bottom, t->base);
     for (size_t i = 0; i < n; i++) {
         ASSERT_EQ_P(fs[i].job, t->base + i);
-        ASSERT(fs[i].job->fn == clove__call);
-        ASSERT_EQ_P(fs[i].job->arg, &fs[i]);
-        ASSERT_EQ_P(fs[i].arg, &js[i]);
+        ASSERT(fs[i].job->fn == CLOVE__VOID_JOB);
+        ASSERT(fs[i].job->out.vfn == slot_job_fn);
+        ASSERT_EQ_P(fs[i].job->arg, &js[i]);
     }
     ASSERT_EQ_P(t->top, t->base + n);
     for (size_t i = n; i-- > 0;) {
@@ -168,7 +167,7 @@ static void check_list(clove_task *t, clove_future **stack, size_t sp, bool shar
     for (size_t i = 0; i < sp; i++) {
         ASSERT_EQ_P(stack[i]->job, t->base + i);
         if (i >= first_queued)
-            ASSERT(stack[i]->job->fn == clove__call);
+            ASSERT(stack[i]->job->fn == CLOVE__VOID_JOB);
     }
 }
 
@@ -667,7 +666,7 @@ static void value_taken_fn(clove_task *t, void *arg)
     unsigned rounds = *(unsigned *)arg;
     for (unsigned round = 0; round < rounds; round++) {
         struct vjob outer = {0x0be7 + round, t, NULL, false, 0, 0};
-        clove_future fo = {NULL, NULL, NULL}; /* forked only when nested */
+        clove_future fo = {NULL, 0}; /* forked only when nested */
         bool nested = round % 2 == 1;
         if (nested)
             clove_fork_value(t, &fo, vjob_fn, &outer);

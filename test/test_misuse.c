@@ -21,6 +21,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* The result of a join that must abort (clove_join's result must not be
+ * ignored, and GCC does not accept a cast to void for that). */
+static void not_reached(bool joined)
+{
+    (void)joined;
+    ASSERT_MSG(false, "the misused join returned");
+}
+
 static void nop_fn(clove_task *t, void *arg)
 {
     (void)t;
@@ -65,7 +73,7 @@ static void m_join_zero(clove_task *t, void *arg)
 {
     (void)arg;
     clove_future f = {0};
-    (void)clove_join(t, &f);
+    not_reached(clove_join(t, &f));
 }
 
 static void m_join_garbage(clove_task *t, void *arg)
@@ -73,7 +81,7 @@ static void m_join_garbage(clove_task *t, void *arg)
     (void)arg;
     clove_future f;
     memset(&f, 0xA5, sizeof f);
-    (void)clove_join(t, &f);
+    not_reached(clove_join(t, &f));
 }
 
 /* A clove_fork joined with clove_join_value, and the converse. */
@@ -83,7 +91,7 @@ static void m_join_value_of_fork(clove_task *t, void *arg)
     clove_future f;
     int64_t r;
     clove_fork(t, &f, nop_fn, NULL);
-    (void)clove_join_value(t, &f, &r);
+    not_reached(clove_join_value(t, &f, &r));
 }
 
 static int64_t value_job(clove_task *t, void *arg)
@@ -97,7 +105,7 @@ static void m_join_of_fork_value(clove_task *t, void *arg)
     (void)arg;
     clove_future f;
     clove_fork_value(t, &f, value_job, NULL);
-    (void)clove_join(t, &f);
+    not_reached(clove_join(t, &f));
 }
 
 /* Forks that are never joined, one after another, until the job stack
@@ -122,7 +130,7 @@ static void m_join_twice(clove_task *t, void *arg)
     clove_fork(t, &f, nop_fn, NULL);
     if (!clove_join(t, &f))
         nop_fn(t, NULL);
-    (void)clove_join(t, &f);
+    not_reached(clove_join(t, &f));
 }
 
 static void m_join_twice_taken(clove_task *t, void *arg)
@@ -132,7 +140,7 @@ static void m_join_twice_taken(clove_task *t, void *arg)
     clove_fork(t, &f, started_fn, NULL);
     tick_until_started(t);
     ASSERT(clove_join(t, &f));
-    (void)clove_join(t, &f);
+    not_reached(clove_join(t, &f));
 }
 
 /* The same, joined by code built without the debug checks: the second
@@ -171,7 +179,7 @@ static void m_join_out_of_order(clove_task *t, void *arg)
     clove_future a, b;
     clove_fork(t, &a, nop_fn, NULL);
     clove_fork(t, &b, nop_fn, NULL);
-    (void)clove_join(t, &a);
+    not_reached(clove_join(t, &a));
 }
 
 static void m_join_out_of_order_shared(clove_task *t, void *arg)
@@ -181,7 +189,7 @@ static void m_join_out_of_order_shared(clove_task *t, void *arg)
     clove_fork(t, &a, nop_fn, NULL);
     tick_until_shared(t, &a);
     clove_fork(t, &b, nop_fn, NULL);
-    (void)clove_join(t, &a);
+    not_reached(clove_join(t, &a));
 }
 
 static void *other_thread_fork(void *arg)
@@ -189,7 +197,7 @@ static void *other_thread_fork(void *arg)
     clove_task *t = arg;
     clove_future f;
     clove_fork(t, &f, nop_fn, NULL);
-    (void)clove_join(t, &f);
+    not_reached(clove_join(t, &f));
     return NULL;
 }
 
@@ -201,12 +209,16 @@ static void m_task_other_thread(clove_task *t, void *arg)
     ASSERT_OK(pthread_join(th, NULL));
 }
 
+struct other_join {
+    clove_task *t;
+    clove_future *f;
+};
+
 static void *other_thread_tick_join(void *arg)
 {
-    clove_future *f = arg;
-    /* A future of another task, joined from a plain thread's "task". */
-    clove_task *t = f->arg;
-    (void)clove_join(t, f);
+    struct other_join *o = arg;
+    /* A future of another task, joined from another thread. */
+    not_reached(clove_join(o->t, o->f));
     return NULL;
 }
 
@@ -215,8 +227,9 @@ static void m_join_other_thread(clove_task *t, void *arg)
     (void)arg;
     clove_future f;
     clove_fork(t, &f, nop_fn, t);
+    struct other_join o = {t, &f};
     pthread_t th;
-    ASSERT_OK(pthread_create(&th, NULL, other_thread_tick_join, &f));
+    ASSERT_OK(pthread_create(&th, NULL, other_thread_tick_join, &o));
     ASSERT_OK(pthread_join(th, NULL));
 }
 
@@ -250,7 +263,7 @@ static void m_unjoined_in_shared_job(clove_task *t, void *arg)
     tick_until_started(t);
     /* The worker aborts when the job returns; wait for it. */
     sleep_us(20 * 1000 * 1000);
-    (void)clove_join(t, &f);
+    not_reached(clove_join(t, &f));
 }
 
 static void m_fork_null_future(clove_task *t, void *arg)
@@ -275,6 +288,56 @@ static void m_fork_twice(clove_task *t, void *arg)
     clove_future f;
     clove_fork(t, &f, nop_fn, NULL);
     clove_fork(t, &f, nop_fn, NULL);
+}
+
+/* The same with clove_fork_value, and in a loop (a different argument
+ * each time, as a loop over work items forks them). */
+static void m_fork_twice_value(clove_task *t, void *arg)
+{
+    (void)arg;
+    clove_future f;
+    clove_fork_value(t, &f, value_job, (void *)1);
+    clove_fork_value(t, &f, value_job, (void *)2);
+}
+
+static void m_fork_in_loop(clove_task *t, void *arg)
+{
+    (void)arg;
+    static int items[8];
+    clove_future f;
+    for (int i = 0; i < 8; i++)
+        clove_fork(t, &f, nop_fn, &items[i]);
+}
+
+/* The first fork is reserved (pools with workers), and another fork is
+ * queued above it before the future is forked again. */
+static void m_fork_twice_reserved(clove_task *t, void *arg)
+{
+    (void)arg;
+    clove_future f, g;
+    clove_fork(t, &f, nop_fn, NULL);
+    clove_fork(t, &g, nop_fn, NULL);
+    clove_fork(t, &f, nop_fn, NULL);
+}
+
+/* Queued records tell the fork's form in every build: code built without
+ * the debug checks joining a clove_fork with clove_join_value (and the
+ * converse) is caught by the library's slow path. */
+static void m_join_value_of_fork_release(clove_task *t, void *arg)
+{
+    (void)arg;
+    clove_future f;
+    int64_t r;
+    clove_fork(t, &f, nop_fn, NULL);
+    (void)release_join_value(t, &f, &r);
+}
+
+static void m_join_of_fork_value_release(clove_task *t, void *arg)
+{
+    (void)arg;
+    clove_future f;
+    clove_fork_value(t, &f, value_job, NULL);
+    (void)release_join(t, &f);
 }
 
 static void m_destroy_while_running(clove_task *t, void *arg)
@@ -415,6 +478,19 @@ static const struct misuse_case cases[] = {
      * beat may share it before the second fork. */
     {"fork_twice_2", m_fork_twice, 2,
      "clove_fork: this future is already forked and not yet joined", 0, 1000000},
+    {"fork_twice_value", m_fork_twice_value, 1,
+     "clove_fork: this future is already forked and not yet joined", 0, 0},
+    {"fork_in_loop", m_fork_in_loop, 1,
+     "clove_fork: this future is already forked and not yet joined", 0, 0},
+    {"fork_twice_reserved", m_fork_twice_reserved, 2,
+     "clove_fork: this future is already forked and not yet joined", 0, 1000000},
+    {"join_value_of_fork_release", m_join_value_of_fork_release, 1,
+     "clove_join_value: this future was forked with clove_fork (join it with clove_join)", 0,
+     0},
+    {"join_of_fork_value_release", m_join_of_fork_value_release, 1,
+     "clove_join: this future was forked with clove_fork_value (join it with "
+     "clove_join_value)",
+     0, 0},
     {"spawn_after_return", m_spawn_after_return, 2,
      "clove_spawn: the function that received this scope has returned", 0, 0},
     {"spawn_other_task", m_spawn_other_task, 2,

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * warnings_user.c - the forms of fork a program writes, compiled by
+ * header_warnings.cmake at every optimization level, with and without
+ * NDEBUG, as C and as C++, with -Wall -Wextra -Wpedantic -Wshadow
+ * -Wconversion -Werror: the inline fork/join (and their debug checks,
+ * which read a future before its fork) must not warn in correct code.
+ * Compiled only, never run.
+ */
+#include <clove.h>
+
+typedef struct wnode {
+    int64_t value;
+    struct wnode *left, *right;
+} wnode;
+
+struct wsum {
+    const wnode *n;
+    int64_t result;
+};
+
+int64_t sum_value(clove_task *t, const wnode *n);
+int64_t sum_args(clove_task *t, const wnode *n);
+int64_t sum_args_in(clove_task *t, const wnode *n);
+int64_t sum_join2(clove_task *t, const wnode *n);
+int64_t sum_many(clove_task *t, const wnode *const *nodes, int count);
+
+static int64_t value_job(clove_task *t, void *n)
+{
+    return sum_value(t, (const wnode *)n);
+}
+
+int64_t sum_value(clove_task *t, const wnode *n)
+{
+    int64_t s = n->value, r;
+    if (n->left && n->right) {
+        clove_future f;
+        clove_fork_value(t, &f, value_job, (void *)n->right);
+        s += sum_value(t, n->left);
+        if (!clove_join_value(t, &f, &r))
+            r = sum_value(t, n->right);
+        return s + r;
+    }
+    if (n->left)
+        s += sum_value(t, n->left);
+    if (n->right)
+        s += sum_value(t, n->right);
+    return s;
+}
+
+static void args_job(clove_task *t, void *p)
+{
+    struct wsum *a = (struct wsum *)p;
+    a->result = sum_args(t, a->n);
+}
+
+int64_t sum_args(clove_task *t, const wnode *n)
+{
+    int64_t s = n->value;
+    if (n->left && n->right) {
+        {
+            clove_future f;
+            struct wsum right = { n->right, 0 };
+            clove_fork(t, &f, args_job, &right);
+            s += sum_args(t, n->left);
+            if (clove_join(t, &f))
+                return s + right.result;
+        }
+        return s + sum_args(t, n->right);
+    }
+    return s + (n->left ? sum_args(t, n->left) : 0) + (n->right ? sum_args(t, n->right) : 0);
+}
+
+static void args_in_job(clove_task *t, void *p)
+{
+    struct wsum *a = (struct wsum *)p;
+    a->result = sum_args_in(t, a->n);
+}
+
+int64_t sum_args_in(clove_task *t, const wnode *n)
+{
+    int64_t s = n->value;
+    if (n->left && n->right) {
+        clove_future f;
+        struct wsum right = { n->right, 0 };
+        clove_fork(t, &f, args_in_job, &right);
+        s += sum_args_in(t, n->left);
+        if (!clove_join(t, &f))
+            right.result = sum_args_in(t, n->right);
+        return s + right.result;
+    }
+    return s + (n->left ? sum_args_in(t, n->left) : 0) +
+           (n->right ? sum_args_in(t, n->right) : 0);
+}
+
+static void join2_job(clove_task *t, void *p)
+{
+    struct wsum *a = (struct wsum *)p;
+    a->result = sum_join2(t, a->n);
+}
+
+int64_t sum_join2(clove_task *t, const wnode *n)
+{
+    if (n->left && n->right) {
+        struct wsum l = { n->left, 0 }, r = { n->right, 0 };
+        clove_join2(t, join2_job, &l, join2_job, &r);
+        return n->value + l.result + r.result;
+    }
+    return n->value + (n->left ? sum_value(t, n->left) : 0) +
+           (n->right ? sum_value(t, n->right) : 0);
+}
+
+/* Futures in an array, and one future reused in a loop. */
+int64_t sum_many(clove_task *t, const wnode *const *nodes, int count)
+{
+    enum { MAX = 16 };
+    clove_future fs[MAX];
+    int64_t total = 0, r;
+    int k = count < MAX ? count : MAX;
+    for (int i = 0; i < k; i++)
+        clove_fork_value(t, &fs[i], value_job, (void *)nodes[i]);
+    for (int i = k; i-- > 0;)
+        total += clove_join_value(t, &fs[i], &r) ? r : sum_value(t, nodes[i]);
+    for (int i = 0; i < count; i++) {
+        clove_future f;
+        clove_fork_value(t, &f, value_job, (void *)nodes[i]);
+        clove_tick(t);
+        total += clove_join_value(t, &f, &r) ? r : sum_value(t, nodes[i]);
+    }
+    return total;
+}
