@@ -3,11 +3,11 @@
  * fork_floor.c - how low can a fork/join go on the 1000-node tree sum?
  * A what-if benchmark for the design, not a measurement of clove alone.
  *
- * Issue 2's target for 1000 nodes is 2.5x gcc's -O3 baseline, which gcc
- * turns into a loop over the right child and inlines several levels deep.
- * Until clove 0.1's job stack, whose futures lived in the forking frame,
- * clove measured about 3.2x. This program times, in one process and
- * interleaved, the same tree walk written seven ways, on one thread:
+ * The target for 1000 nodes is 2.5x gcc's -O3 baseline, which gcc turns
+ * into a loop over the right child and inlines several levels deep; a
+ * future in the forking frame (Spice's design) measured about 3.2x here.
+ * This program times, in one process and interleaved, the same tree walk
+ * written seven ways, on one thread:
  *
  *   baseline      the plain recursion (what gcc inlines)
  *   clove         the clove.h idiom for a job that returns its result

@@ -39,9 +39,9 @@
  * wrong element aborts the program. Samples (one run each) are interleaved
  * across configurations, round by round; the table shows the median, min
  * and max ns per element and the ratio of the median to the plain loop's.
- * The targets of tracker issues 3 and 4 are then checked against the
- * medians and printed as PASS / MISS lines: informational, the exit status
- * does not depend on them.
+ * The loop targets (bench/README.md, "Targets and findings") are then
+ * checked against the medians and printed as PASS / MISS lines:
+ * informational, the exit status does not depend on them.
  *
  * Usage: loops [-w a|b|c]... [-n N] [-t THREADS]... [--peers] [--impl IMPL]...
  *              [--no-clove] [--no-split] [--reps R] [--min-time S] [--peer-time S] [--peer-reps P]
@@ -342,7 +342,7 @@ static double sample(const struct config *c, const struct work *w)
 
 
 /* ------------------------------------------------------------------------ */
-/* Targets (tracker issues 3 and 4)                                         */
+/* Targets (bench/README.md, "Targets and findings")                         */
 /* ------------------------------------------------------------------------ */
 
 struct result {
@@ -400,7 +400,7 @@ static void check_targets(int kind, const struct result *r, size_t nr)
         target_ratio("(a) clove 2 threads <= 1.00x plain", c2, plain, 1.00);
     } else if (kind == W_B) {
         target_ratio("(b) clove 2 threads <= 0.55x plain", c2, plain, 0.55);
-        /* Issue 3: within 10 % of the best OpenMP schedule on uniform work. */
+        /* Within 10 % of the best OpenMP schedule on uniform work. */
         double best = -1;
         for (int i = IMPL_OMP_STATIC; i <= IMPL_OMP_GUIDED; i++) {
             double v = find(r, nr, (enum impl)i, 2);

@@ -47,12 +47,15 @@ static void sort(clove_task *t, uint64_t *a, size_t n)
     if (n < 2)
         return;
     size_t m = partition(a, n);
-    struct sort_arg upper = {a + m, n - m};
-    clove_future f;
-    clove_fork(t, &f, sort_job, &upper); /* offer the upper part */
-    sort(t, a, m);                       /* sort the lower part here */
-    if (!clove_join(t, &f))              /* nobody took the upper part */
-        sort(t, upper.a, upper.n);
+    {
+        struct sort_arg upper = {a + m, n - m};
+        clove_future f;
+        clove_fork(t, &f, sort_job, &upper); /* offer the upper part */
+        sort(t, a, m);                       /* sort the lower part here */
+        if (clove_join(t, &f))               /* it was sorted elsewhere */
+            return;
+    }
+    sort(t, a + m, n - m); /* nobody took the upper part: a tail call */
 }
 
 static int cmp_u64(const void *x, const void *y) /* for qsort */

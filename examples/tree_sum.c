@@ -55,13 +55,17 @@ static int64_t sum(clove_task *t, const node *n)
 {
     int64_t s = n->value;
     if (n->left && n->right) {
-        clove_future f;
-        struct sum_arg right = {n->right, 0};
-        clove_fork(t, &f, sum_job, &right); /* offer the right subtree */
-        s += sum(t, n->left);               /* meanwhile, do the left one */
-        if (!clove_join(t, &f))             /* nobody took it: */
-            right.result = sum(t, n->right); /* compute it here */
-        return s + right.result;            /* either way, it is ready */
+        {
+            clove_future f;
+            struct sum_arg right = {n->right, 0};
+            clove_fork(t, &f, sum_job, &right); /* offer the right subtree */
+            s += sum(t, n->left);               /* meanwhile, do the left one */
+            if (clove_join(t, &f))              /* it ran elsewhere: */
+                return s + right.result;        /* its sum is in right */
+        }
+        /* Nobody took it: compute it here. Outside the block that handed
+         * out &right, the compiler can make this call a loop iteration. */
+        return s + sum(t, n->right);
     }
     if (n->left)
         s += sum(t, n->left);

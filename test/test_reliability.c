@@ -236,8 +236,8 @@ static void workset_run(clove_pool *p, struct workset *w)
  * them with a 4x margin for the frames of helping.
  *
  * Measured with gcc 12 -O3 (Release, x86-64; CLOVE_TEST_VERBOSE=1 prints
- * it): chain 112 bytes/level, cont 144 bytes/level, so 100,000 levels need
- * 10.7 and 13.7 MiB: more than the default 8 MiB main stack and glibc's
+ * it): chain 96 bytes/level, cont 128 bytes/level, so 100,000 levels need
+ * 9.2 and 12.2 MiB: more than the default 8 MiB main stack and glibc's
  * default 8 MiB thread stacks. 256 MiB leaves a wide margin for helping and
  * costs only address space (pages are touched as the recursion gets there).
  *
