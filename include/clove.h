@@ -576,13 +576,13 @@ CLOVE__INLINE void clove_tick(clove_task *t)
  */
 #if defined(__clang__)
 #define CLOVE__DEBUG_LAUNDER(v) __asm__("" : "+r"(v))
-#elif defined(__GNUC__)
+#else
+#define CLOVE__DEBUG_LAUNDER(v) ((void)0)
+#endif
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#define CLOVE__DEBUG_LAUNDER(v) ((void)0)
-#else
-#define CLOVE__DEBUG_LAUNDER(v) ((void)0)
 #endif
 
 /* CLOVE__UNLIKELY, defined here, so that GCC's warnings about a value
