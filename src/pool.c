@@ -322,6 +322,20 @@ int (clove_pool_create)(clove_pool **out, const clove_config *config)
     return clove_pool_create_sized(out, config, CONFIG_SIZE_0_1);
 }
 
+/* config.stack_size raised to the system's minimum for a thread's stack
+ * (PTHREAD_STACK_MIN: 16 KiB on x86-64 Linux, 128 KiB on aarch64 Linux)
+ * and rounded up to whole pages, which some systems require. */
+static size_t thread_stack_size(size_t size)
+{
+    long min = sysconf(_SC_THREAD_STACK_MIN);
+    long page = sysconf(_SC_PAGESIZE);
+    if (min > 0 && size < (size_t)min)
+        size = (size_t)min;
+    if (page > 0 && size % (size_t)page != 0)
+        size += (size_t)page - size % (size_t)page;
+    return size;
+}
+
 int clove_pool_create_sized(clove_pool **out, const clove_config *user, size_t size)
 {
     /* The caller's config in this library's layout: what it lacks is 0. */
@@ -423,7 +437,7 @@ int clove_pool_create_sized(clove_pool **out, const clove_config *user, size_t s
         if (clove__fault_hit(CLOVE__FAULT_SYNC) || pthread_attr_init(&attr) != 0)
             return create_failed(p, ENOMEM);
         attrp = &attr;
-        if (pthread_attr_setstacksize(&attr, config->stack_size) != 0)
+        if (pthread_attr_setstacksize(&attr, thread_stack_size(config->stack_size)) != 0)
             rc = EINVAL;
     }
 

@@ -45,6 +45,7 @@ static int run_test(const struct test_entry *e)
 
 int main(int argc, char **argv)
 {
+    test_start_threads = thread_count();
     if (argc >= 2 && strcmp(argv[1], "--list") == 0) {
         for (size_t i = 0; i < NTESTS; i++)
             printf("%s\n", tests[i].name);
@@ -60,6 +61,8 @@ int main(int argc, char **argv)
     if (argc == 1) {
         double t0 = now_s();
         size_t failed = 0;
+        static struct self_exec self;
+        self_exec_prepare(&self, argv[0]);
         for (size_t i = 0; i < NTESTS; i++) {
             fflush(NULL);
             pid_t pid = fork();
@@ -68,8 +71,7 @@ int main(int argc, char **argv)
                 return 1;
             }
             if (pid == 0) {
-                execl("/proc/self/exe", argv[0], tests[i].name, (char *)NULL);
-                perror("execl /proc/self/exe");
+                self_exec(&self, tests[i].name, NULL);
                 _exit(127);
             }
             int status = 0;

@@ -146,8 +146,26 @@ void sleep_us(unsigned long us);
 /* Pool helpers: create with the given config or fail the test. */
 clove_pool *make_pool(unsigned threads, unsigned heartbeat_us);
 
+/* Running this executable again in a child process: prepare before the
+ * fork (it reads /proc/self/exe and CLOVE_TEST_EMULATOR, the command that
+ * runs an emulated binary, when set), then self_exec(x, arg1, arg2 or
+ * NULL) in the child, which returns only if the exec failed. */
+#define EMULATOR_WORDS 16
+struct self_exec {
+    char path[4096];
+    char words[1024];
+    char *argv[EMULATOR_WORDS + 4];
+    int argc; /* argv[0 .. argc) come before the arguments */
+};
+void self_exec_prepare(struct self_exec *x, const char *argv0);
+void self_exec(struct self_exec *x, const char *arg1, const char *arg2);
+
 /* /proc/self/task helpers (Linux). */
 unsigned thread_count(void);
+/* thread_count() when main started: 1, plus any thread of the runtime the
+ * tests run in (qemu-user keeps one of its own in every process, also in
+ * a fork child). */
+extern unsigned test_start_threads;
 /* Read-write mappings of exactly one default job stack's size in
  * /proc/self/maps (-1 where it cannot be read): pools of the default depth
  * must give back every job stack they mapped. Other mappings of that size

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -172,6 +173,8 @@ long job_stack_maps(void)
     return n;
 }
 
+unsigned test_start_threads = 1;
+
 unsigned thread_count(void)
 {
     return (unsigned)list_tids(NULL, 0);
@@ -250,8 +253,54 @@ char thread_state(pid_t tid)
 /* Child processes                                                          */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * Under an emulator (qemu-user without binfmt_misc, as in CI's aarch64
+ * step), a process cannot exec a binary of the emulated architecture
+ * directly: CLOVE_TEST_EMULATOR holds the command that runs one (words
+ * separated by spaces, as CMAKE_CROSSCOMPILING_EMULATOR), and the child
+ * execs it with this executable's path. /proc/self/exe names the emulated
+ * executable in the emulated process.
+ */
+void self_exec_prepare(struct self_exec *x, const char *argv0)
+{
+    ssize_t n = readlink("/proc/self/exe", x->path, sizeof x->path - 1);
+    ASSERT_MSG(n > 0, "readlink /proc/self/exe failed: errno %d", errno);
+    x->path[n] = 0;
+    x->argc = 0;
+    const char *emu = getenv("CLOVE_TEST_EMULATOR");
+    if (emu != NULL && *emu != 0) {
+        ASSERT_MSG(strlen(emu) < sizeof x->words, "CLOVE_TEST_EMULATOR is too long");
+        strcpy(x->words, emu);
+        char *save = NULL;
+        for (char *w = strtok_r(x->words, " ", &save); w != NULL;
+             w = strtok_r(NULL, " ", &save)) {
+            ASSERT_MSG(x->argc < EMULATOR_WORDS, "CLOVE_TEST_EMULATOR has too many words");
+            x->argv[x->argc++] = w;
+        }
+    }
+    x->argv[x->argc] = x->argc == 0 ? (char *)argv0 : x->path;
+    x->argc++;
+}
+
+/* Between fork and exec: async-signal-safe calls only (execvp searches
+ * PATH without allocating in glibc). Returns only if the exec failed. */
+void self_exec(struct self_exec *x, const char *arg1, const char *arg2)
+{
+    int argc = x->argc;
+    x->argv[argc++] = (char *)arg1;
+    if (arg2 != NULL)
+        x->argv[argc++] = (char *)arg2;
+    x->argv[argc] = NULL;
+    if (x->argc == 1)
+        execv(x->path, x->argv);
+    else
+        execvp(x->argv[0], x->argv);
+}
+
 int run_self_child(const char *name, char **err)
 {
+    static struct self_exec self;
+    self_exec_prepare(&self, "clove_tests");
     int fds[2];
     ASSERT_OK(pipe(fds));
     fflush(NULL);
@@ -266,7 +315,7 @@ int run_self_child(const char *name, char **err)
         if (dup2(fds[1], 2) < 0)
             _exit(126);
         close(fds[1]);
-        execl("/proc/self/exe", "clove_tests", "--misuse", name, (char *)NULL);
+        self_exec(&self, "--misuse", name);
         _exit(127);
     }
     close(fds[1]);
