@@ -31,6 +31,15 @@
 /* ------------------------------------------------------------------------ */
 
 TEST_NORETURN TEST_PRINTF(3, 4) void test_fail(const char *file, int line, const char *fmt, ...);
+/* The test cannot run in this build or on this system: print why and exit
+ * with TEST_SKIPPED, which CTest reports as skipped (SKIP_RETURN_CODE). */
+#define TEST_SKIPPED 77
+TEST_NORETURN TEST_PRINTF(1, 2) void test_skip(const char *fmt, ...);
+/* The system layer the library was built with (CMake's CLOVE_PORT):
+ * "linux", "unix" or "win". */
+#ifndef CLOVE_TEST_PORT
+#define CLOVE_TEST_PORT "linux"
+#endif
 
 #define ASSERT(c)                                                             \
     do {                                                                      \

@@ -37,6 +37,9 @@ static void all_names(char *out, size_t cap)
 
 void test_options_thread_names(void)
 {
+    if (strcmp(CLOVE_TEST_PORT, "linux") != 0)
+        test_skip("reads thread names from /proc; the library names its threads on Linux and "
+                  "Windows (this build's system layer: %s)", CLOVE_TEST_PORT);
     clove_pool *p = make_pool(4, 100);
     char names[MAX_TIDS * 20];
     /* Each thread names itself as it starts: give them a moment. */
@@ -145,6 +148,9 @@ void test_options_hooks(void)
 
 void test_options_pinning(void)
 {
+    if (strcmp(CLOVE_TEST_PORT, "linux") != 0)
+        test_skip("CLOVE_PIN_WORKERS pins on Linux and Windows, and this test checks Linux "
+                  "affinity masks (this build's system layer: %s)", CLOVE_TEST_PORT);
     cpu_set_t mine;
     CPU_ZERO(&mine);
     ASSERT_OK(pthread_getaffinity_np(pthread_self(), sizeof mine, &mine));

@@ -27,6 +27,18 @@ void test_fail(const char *file, int line, const char *fmt, ...)
     _Exit(1);
 }
 
+void test_skip(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("SKIP ");
+    vprintf(fmt, ap);
+    putchar('\n');
+    va_end(ap);
+    fflush(NULL);
+    _Exit(TEST_SKIPPED);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Scaling                                                                  */
 /* ------------------------------------------------------------------------ */
