@@ -14,11 +14,8 @@
  */
 #include "test.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 struct test_entry {
     const char *name;
@@ -64,33 +61,13 @@ int main(int argc, char **argv)
         static struct self_exec self;
         self_exec_prepare(&self, argv[0]);
         for (size_t i = 0; i < NTESTS; i++) {
-            fflush(NULL);
-            pid_t pid = fork();
-            if (pid < 0) {
-                perror("fork");
-                return 1;
-            }
-            if (pid == 0) {
-                self_exec(&self, tests[i].name, NULL);
-                _exit(127);
-            }
-            int status = 0;
-            while (waitpid(pid, &status, 0) < 0) {
-                if (errno != EINTR) {
-                    perror("waitpid");
-                    return 1;
-                }
-            }
-            if (WIFEXITED(status) && WEXITSTATUS(status) == TEST_SKIPPED) {
+            char why[128];
+            int rc = run_test_process(&self, tests[i].name, why, sizeof why);
+            if (rc == TEST_SKIPPED) {
                 skipped++;
-            } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            } else if (rc != 0) {
                 failed++;
-                if (WIFSIGNALED(status))
-                    printf("FAIL %s (killed by signal %d)\n", tests[i].name,
-                           WTERMSIG(status));
-                else
-                    printf("FAIL %s (exit status %d)\n", tests[i].name,
-                           WEXITSTATUS(status));
+                printf("FAIL %s (%s)\n", tests[i].name, why);
             }
         }
         printf("%zu of %zu tests passed, %zu skipped (%.2f s, scale %g)\n",

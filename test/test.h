@@ -18,12 +18,20 @@
 #include <string.h>
 #include <sys/types.h>
 
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(__MINGW32__)
+/* mingw-w64's own C99 printf (__USE_MINGW_ANSI_STDIO, set by CMake), with
+ * %zu and %jd, not msvcrt's. */
+#define TEST_NORETURN __attribute__((noreturn))
+#define TEST_PRINTF(f, a) __attribute__((format(gnu_printf, f, a)))
+#define TEST_MAYBE_UNUSED __attribute__((unused))
+#elif defined(__GNUC__) || defined(__clang__)
 #define TEST_NORETURN __attribute__((noreturn))
 #define TEST_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define TEST_MAYBE_UNUSED __attribute__((unused))
 #else
 #define TEST_NORETURN
 #define TEST_PRINTF(f, a)
+#define TEST_MAYBE_UNUSED
 #endif
 
 /* ------------------------------------------------------------------------ */
@@ -168,6 +176,21 @@ struct self_exec {
 };
 void self_exec_prepare(struct self_exec *x, const char *argv0);
 void self_exec(struct self_exec *x, const char *arg1, const char *arg2);
+/* Run this executable again as "NAME" (one test, as the all-tests runner
+ * does) and wait: 0 when it passed, TEST_SKIPPED, or 1 with why filled. */
+int run_test_process(struct self_exec *self, const char *name, char *why, size_t n);
+/* A child's status (run_self_child): whether it died of abort() (SIGABRT;
+ * exit code 3 on Windows), and in words. */
+bool child_aborted(int status);
+void child_describe(int status, char *buf, size_t n);
+/* The calling thread's stack size in bytes. */
+size_t test_stack_size(void);
+/* The CPUs this process may run on (its affinity mask). */
+unsigned test_cpu_count(void);
+/* Kill this process in `seconds` (SIGALRM, or a thread on Windows). */
+void test_watchdog(unsigned seconds);
+/* Set (value non-NULL) or remove an environment variable, or fail. */
+void test_setenv(const char *name, const char *value);
 
 /* /proc/self/task helpers (Linux). */
 unsigned thread_count(void);
