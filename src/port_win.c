@@ -186,6 +186,66 @@ void clove__aligned_free(void *ptr)
     _aligned_free(ptr);
 }
 
+/*
+ * Commit on touch. Committed memory counts against the system's commit
+ * limit (RAM plus page file) even untouched, so a job stack (32 MiB of
+ * address space) is not committed whole: a region is committed a CHUNK at
+ * a time, with a guard page (PAGE_GUARD) after what is committed. The fork
+ * that first writes a record in the guard page raises
+ * STATUS_GUARD_PAGE_VIOLATION (the system has already made the page
+ * ordinary read-write memory); the vectored exception handler below
+ * commits the next chunk, guards the page after it, and resumes the write.
+ * Records are written in order, one after the other, so the guard is
+ * always met before anything beyond it.
+ *
+ * The handler knows the regions from a list under an SRW lock: added by
+ * clove__vm_commit, removed by clove__vm_release. It is installed with the
+ * first region and removed with the last, so that a DLL with no pool left
+ * can be unloaded. Faults outside the regions go on to other handlers.
+ */
+#define CHUNK ((size_t)64 << 10)
+
+struct region {
+    char *lo, *hi; /* [lo, hi): committed on touch */
+    struct region *next;
+};
+
+static SRWLOCK regions_lock = SRWLOCK_INIT;
+static struct region *regions; /* regions_lock */
+static void *handler;          /* regions_lock: installed while regions != NULL */
+
+/* Commit [from, min(from + CHUNK, hi)) and guard the page after it. */
+static void commit_chunk(char *from, char *hi)
+{
+    size_t ps = clove__page_size();
+    char *to = (size_t)(hi - from) > CHUNK ? from + CHUNK : hi;
+    (void)VirtualAlloc(from, (size_t)(to - from), MEM_COMMIT, PAGE_READWRITE);
+    if (to < hi)
+        (void)VirtualAlloc(to, ps, MEM_COMMIT, PAGE_READWRITE | PAGE_GUARD);
+}
+
+static LONG CALLBACK guard_handler(EXCEPTION_POINTERS *info)
+{
+    const EXCEPTION_RECORD *er = info->ExceptionRecord;
+    if (er->ExceptionCode != STATUS_GUARD_PAGE_VIOLATION || er->NumberParameters < 2)
+        return EXCEPTION_CONTINUE_SEARCH;
+    char *addr = (char *)er->ExceptionInformation[1];
+    LONG verdict = EXCEPTION_CONTINUE_SEARCH;
+    AcquireSRWLockShared(&regions_lock);
+    for (const struct region *r = regions; r; r = r->next) {
+        if (addr >= r->lo && addr < r->hi) {
+            size_t ps = clove__page_size();
+            char *page = r->lo + (size_t)(addr - r->lo) / ps * ps;
+            if (page + ps < r->hi)
+                commit_chunk(page + ps, r->hi);
+            verdict = EXCEPTION_CONTINUE_EXECUTION;
+            break;
+        }
+    }
+    ReleaseSRWLockShared(&regions_lock);
+    return verdict;
+}
+
 void *clove__vm_reserve(size_t bytes)
 {
     return VirtualAlloc(NULL, bytes, MEM_RESERVE, PAGE_NOACCESS);
@@ -193,22 +253,54 @@ void *clove__vm_reserve(size_t bytes)
 
 bool clove__vm_commit(void *addr, size_t bytes)
 {
-    /* Committed pages are charged to the commit limit but get physical
-     * memory only when touched, as an untouched mapping on Linux. */
-    return VirtualAlloc(addr, bytes, MEM_COMMIT, PAGE_READWRITE) != NULL;
+    struct region *r = malloc(sizeof *r);
+    if (r == NULL)
+        return false;
+    r->lo = addr;
+    r->hi = (char *)addr + bytes;
+    AcquireSRWLockExclusive(&regions_lock);
+    if (regions == NULL)
+        handler = AddVectoredExceptionHandler(1, guard_handler);
+    bool ok = handler != NULL;
+    if (ok) {
+        r->next = regions;
+        regions = r;
+    }
+    ReleaseSRWLockExclusive(&regions_lock);
+    if (!ok) {
+        free(r);
+        return false;
+    }
+    commit_chunk(r->lo, r->hi);
+    return true;
 }
 
 void clove__vm_discard(void *addr, size_t bytes)
 {
-    /* Decommit and commit again: the pages read as zeros and take no
-     * memory until touched. */
-    if (VirtualFree(addr, bytes, MEM_DECOMMIT))
-        (void)VirtualAlloc(addr, bytes, MEM_COMMIT, PAGE_READWRITE);
+    /* Decommitted pages take no memory; the first of them becomes the
+     * guard again, so that touching it commits them anew, as zeros. */
+    if (bytes != 0 && VirtualFree(addr, bytes, MEM_DECOMMIT))
+        (void)VirtualAlloc(addr, clove__page_size(), MEM_COMMIT, PAGE_READWRITE | PAGE_GUARD);
 }
 
 void clove__vm_release(void *addr, size_t bytes)
 {
-    (void)bytes;
+    char *lo = addr, *hi = lo + bytes;
+    AcquireSRWLockExclusive(&regions_lock);
+    for (struct region **rp = &regions; *rp;) {
+        struct region *r = *rp;
+        if (r->lo >= lo && r->hi <= hi) {
+            *rp = r->next;
+            free(r);
+        } else {
+            rp = &r->next;
+        }
+    }
+    if (regions == NULL && handler != NULL) {
+        RemoveVectoredExceptionHandler(handler);
+        handler = NULL;
+    }
+    ReleaseSRWLockExclusive(&regions_lock);
     (void)VirtualFree(addr, 0, MEM_RELEASE);
 }
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -295,6 +296,21 @@ int run_test_process(struct self_exec *self, const char *name, char *why, size_t
         return TEST_SKIPPED;
     child_describe(status, why, n);
     return 1;
+}
+
+size_t test_resident(const void *addr, size_t len)
+{
+    size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = (uintptr_t)addr / ps * ps, hi = ((uintptr_t)addr + len + ps - 1) / ps * ps;
+    size_t pages = (hi - lo) / ps;
+    unsigned char *v = malloc(pages);
+    ASSERT(v != NULL);
+    ASSERT_OK(mincore((void *)lo, hi - lo, (void *)v));
+    size_t n = 0;
+    for (size_t i = 0; i < pages; i++)
+        n += v[i] & 1;
+    free(v);
+    return n * ps;
 }
 
 size_t test_stack_size(void)

@@ -69,21 +69,33 @@ unsigned thread_count(void)
     return (unsigned)list_tids(NULL, 0);
 }
 
-/* A job stack's records are committed as one region between two reserved,
- * inaccessible pages: count read-write regions of exactly that size. */
+/* A job stack is one reservation: a guard page, the records (committed as
+ * they are touched), a guard page. Count reservations of exactly that
+ * size (the regions VirtualQuery reports, summed per allocation). */
 long job_stack_maps(void)
 {
-    const size_t want = CLOVE_JOB_STACK_DEPTH * sizeof(struct clove__job);
+    SYSTEM_INFO si;
+    GetSystemInfo(&si);
+    const size_t ps = si.dwPageSize;
+    const size_t records = CLOVE_JOB_STACK_DEPTH * sizeof(struct clove__job);
+    const size_t want = ps + (records + ps - 1) / ps * ps + ps;
     long n = 0;
+    const void *base = NULL;
+    size_t size = 0;
     MEMORY_BASIC_INFORMATION mbi;
     for (const char *a = NULL; VirtualQuery(a, &mbi, sizeof mbi) == sizeof mbi;
          a = (const char *)mbi.BaseAddress + mbi.RegionSize) {
-        if (mbi.State == MEM_COMMIT && mbi.Protect == PAGE_READWRITE && mbi.RegionSize == want)
-            n++;
+        if (mbi.State != MEM_FREE && mbi.AllocationBase == base) {
+            size += mbi.RegionSize;
+        } else {
+            n += base != NULL && size == want;
+            base = mbi.State == MEM_FREE ? NULL : mbi.AllocationBase;
+            size = mbi.State == MEM_FREE ? 0 : mbi.RegionSize;
+        }
         if ((uintptr_t)mbi.BaseAddress + mbi.RegionSize < (uintptr_t)mbi.BaseAddress)
             break;
     }
-    return n;
+    return n + (base != NULL && size == want);
 }
 
 long long thread_ctx_switches(pid_t tid)
@@ -254,6 +266,24 @@ static DWORD WINAPI watchdog_main(void *arg)
     fflush(stderr);
     TerminateProcess(GetCurrentProcess(), 124);
     return 0;
+}
+
+size_t test_resident(const void *addr, size_t len)
+{
+    size_t n = 0;
+    const char *a = addr, *end = a + len;
+    MEMORY_BASIC_INFORMATION mbi;
+    while (a < end && VirtualQuery(a, &mbi, sizeof mbi) == sizeof mbi) {
+        const char *lo = mbi.BaseAddress, *hi = lo + mbi.RegionSize;
+        if (lo < a)
+            lo = a;
+        if (hi > end)
+            hi = end;
+        if (mbi.State == MEM_COMMIT)
+            n += (size_t)(hi - lo);
+        a = (const char *)mbi.BaseAddress + mbi.RegionSize;
+    }
+    return n;
 }
 
 size_t test_stack_size(void)

@@ -183,6 +183,9 @@ int run_test_process(struct self_exec *self, const char *name, char *why, size_t
  * exit code 3 on Windows), and in words. */
 bool child_aborted(int status);
 void child_describe(int status, char *buf, size_t n);
+/* Bytes of [addr, addr + len) that take memory: resident pages
+ * (mincore) on POSIX, committed pages on Windows. */
+size_t test_resident(const void *addr, size_t len);
 /* The calling thread's stack size in bytes. */
 size_t test_stack_size(void);
 /* The CPUs this process may run on (its affinity mask). */
