@@ -217,41 +217,6 @@ int run_self_child(const char *name, char **err)
     return status;
 }
 
-static int saved_stderr = -1;
-static FILE *captured;
-
-void stderr_capture_begin(void)
-{
-    ASSERT(saved_stderr < 0);
-    fflush(stderr);
-    captured = tmpfile();
-    ASSERT(captured != NULL);
-    saved_stderr = dup(2);
-    ASSERT(saved_stderr >= 0);
-    ASSERT(dup2(fileno(captured), 2) >= 0);
-}
-
-char *stderr_capture_end(void)
-{
-    ASSERT(saved_stderr >= 0);
-    fflush(stderr);
-    ASSERT(dup2(saved_stderr, 2) >= 0);
-    close(saved_stderr);
-    saved_stderr = -1;
-    int fd = fileno(captured);
-    off_t len = lseek(fd, 0, SEEK_END);
-    ASSERT(len >= 0);
-    char *buf = malloc((size_t)len + 1);
-    ASSERT(buf != NULL);
-    ssize_t got = pread(fd, buf, (size_t)len, 0);
-    ASSERT(got >= 0);
-    buf[got] = 0;
-    fclose(captured);
-    captured = NULL;
-    return buf;
-}
-
-
 /* ------------------------------------------------------------------------ */
 /* Exit statuses, the environment                                           */
 /* ------------------------------------------------------------------------ */

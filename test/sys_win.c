@@ -222,42 +222,8 @@ void child_describe(int status, char *buf, size_t n)
 }
 
 /* ------------------------------------------------------------------------ */
-/* stderr capture, watchdog, environment                                    */
+/* Watchdog, environment                                                    */
 /* ------------------------------------------------------------------------ */
-
-static int saved_stderr = -1;
-static FILE *captured;
-
-void stderr_capture_begin(void)
-{
-    ASSERT(saved_stderr < 0);
-    fflush(stderr);
-    captured = tmpfile();
-    ASSERT(captured != NULL);
-    saved_stderr = _dup(2);
-    ASSERT(saved_stderr >= 0);
-    ASSERT(_dup2(_fileno(captured), 2) >= 0);
-}
-
-char *stderr_capture_end(void)
-{
-    ASSERT(saved_stderr >= 0);
-    fflush(stderr);
-    ASSERT(_dup2(saved_stderr, 2) >= 0);
-    _close(saved_stderr);
-    saved_stderr = -1;
-    ASSERT(fseek(captured, 0, SEEK_END) == 0);
-    long len = ftell(captured);
-    ASSERT(len >= 0);
-    char *buf = malloc((size_t)len + 1);
-    ASSERT(buf != NULL);
-    rewind(captured);
-    size_t got = fread(buf, 1, (size_t)len, captured);
-    buf[got] = 0;
-    fclose(captured);
-    captured = NULL;
-    return buf;
-}
 
 static DWORD WINAPI watchdog_main(void *arg)
 {

@@ -8,6 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _WIN32
+#include <io.h>
+#else
+#include <unistd.h>
+#endif
 
 void test_fail(const char *file, int line, const char *fmt, ...)
 {
@@ -153,6 +158,43 @@ unsigned wait_thread_count(unsigned n)
         c = thread_count();
     }
     return c;
+}
+
+/* stderr into a temporary file: dup and dup2 are POSIX, and mingw-w64's C
+ * runtime has them too. What was written is read back with stdio, through
+ * the stream, since the file descriptor's offset is at its end. */
+static int saved_stderr = -1;
+static FILE *captured;
+
+void stderr_capture_begin(void)
+{
+    ASSERT(saved_stderr < 0);
+    fflush(stderr);
+    captured = tmpfile();
+    ASSERT(captured != NULL);
+    saved_stderr = dup(2);
+    ASSERT(saved_stderr >= 0);
+    ASSERT(dup2(fileno(captured), 2) >= 0);
+}
+
+char *stderr_capture_end(void)
+{
+    ASSERT(saved_stderr >= 0);
+    fflush(stderr);
+    ASSERT(dup2(saved_stderr, 2) >= 0);
+    close(saved_stderr);
+    saved_stderr = -1;
+    ASSERT(fseek(captured, 0, SEEK_END) == 0);
+    long len = ftell(captured);
+    ASSERT(len >= 0);
+    char *buf = malloc((size_t)len + 1);
+    ASSERT(buf != NULL);
+    rewind(captured);
+    size_t got = fread(buf, 1, (size_t)len, captured);
+    buf[got] = 0;
+    fclose(captured);
+    captured = NULL;
+    return buf;
 }
 
 unsigned count_lines(const char *s)
