@@ -192,15 +192,10 @@ int run_self_child(const char *name, char **err)
         _exit(127);
     }
     close(fds[1]);
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    ASSERT(buf != NULL);
+    size_t cap = 0, len = 0;
+    char *buf = NULL;
     for (;;) {
-        if (cap - len < 1024) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            ASSERT(buf != NULL);
-        }
+        buf = room_for_more(buf, &cap, len);
         ssize_t r = read(fds[0], buf + len, cap - len - 1);
         if (r < 0 && errno == EINTR)
             continue;

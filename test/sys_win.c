@@ -177,15 +177,10 @@ int run_self_child(const char *name, char **err)
 {
     HANDLE rd;
     HANDLE proc = start_self("--misuse", name, &rd);
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    ASSERT(buf != NULL);
+    size_t cap = 0, len = 0;
+    char *buf = NULL;
     for (;;) {
-        if (cap - len < 1024) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            ASSERT(buf != NULL);
-        }
+        buf = room_for_more(buf, &cap, len);
         DWORD got = 0;
         if (!ReadFile(rd, buf + len, (DWORD)(cap - len - 1), &got, NULL) || got == 0)
             break;

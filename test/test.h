@@ -192,6 +192,9 @@ size_t test_stack_size(void);
 unsigned test_cpu_count(void);
 /* Kill this process in `seconds` (SIGALRM, or a thread on Windows). */
 void test_watchdog(unsigned seconds);
+/* buf (of *cap bytes, len used; NULL at first) with room for at least
+ * 1 KiB more, grown as needed; fails the test when out of memory. */
+char *room_for_more(char *buf, size_t *cap, size_t len);
 /* Set (value non-NULL) or remove an environment variable, or fail. */
 void test_setenv(const char *name, const char *value);
 

@@ -197,6 +197,16 @@ char *stderr_capture_end(void)
     return buf;
 }
 
+char *room_for_more(char *buf, size_t *cap, size_t len)
+{
+    if (buf != NULL && *cap - len >= 1024)
+        return buf;
+    *cap = *cap ? *cap * 2 : 4096;
+    buf = realloc(buf, *cap);
+    ASSERT(buf != NULL);
+    return buf;
+}
+
 unsigned count_lines(const char *s)
 {
     unsigned n = 0;
