@@ -313,7 +313,9 @@ void bench_teardown(bench_set *s)
 #ifdef CLOVE_BENCH_TBB
     for (size_t k = 0; k < s->ncfg; k++)
         if (s->cfg[k].arena) tbb_peer_destroy(s->cfg[k].arena);
-    if (s->tbb_ready) tbb_peer_fini();
+    if (s->tbb_ready && tbb_peer_fini() != 0)
+        fprintf(stderr, "%s: warning: tbb: its worker threads could not be waited for\n",
+                bench_prog);
 #endif
 }
 

@@ -315,7 +315,8 @@ static void run_tbb(unsigned threads, double secs, long nodes, bool idle,
         free(lat);
         tbb_peer_destroy(arena);
     }
-    tbb_peer_fini();
+    if (tbb_peer_fini() != 0)
+        fprintf(stderr, "idle_peers: warning: tbb: its worker threads could not be waited for\n");
 #else
     (void)threads; (void)secs; (void)nodes; (void)idle; (void)wake;
     (void)wthreads; (void)samples; (void)gap_ms;

@@ -24,13 +24,15 @@ const char *omp_peer_version(void);
  * for the whole process (deep recursions); tbb_peer_create: one task_arena
  * per thread count (initialized, so workers are not created inside a timed
  * run) and how many threads were inside it at once (*joined), NULL on
- * error; tbb_peer_fini: ends both global_controls. On error the functions
- * leave a message in err. */
+ * error; tbb_peer_fini: after the last tbb_peer_destroy, ends both
+ * global_controls and waits until oneTBB's worker threads have ended (none
+ * may run while the process exits: tbb_peer.cpp), -1 if they could not be
+ * waited for. On error the functions leave a message in err. */
 int tbb_peer_init(unsigned max_threads, char *err, unsigned errlen);
 int tbb_peer_stack(unsigned long bytes, char *err, unsigned errlen);
 void *tbb_peer_create(unsigned threads, unsigned *joined, char *err, unsigned errlen);
 void tbb_peer_destroy(void *arena);
-void tbb_peer_fini(void);
+int tbb_peer_fini(void);
 const char *tbb_peer_version(void);
 
 #ifdef __cplusplus

@@ -12,6 +12,13 @@
  * cannot be one object per thread count), and each arena(T) then gets T-1
  * workers plus the calling thread. tbb_peer_create checks that T threads
  * really can be inside the arena at once.
+ *
+ * oneTBB's workers outlive the arenas: after the last one is destroyed they
+ * go on looking for work (yielding) for a while, then sleep. A worker still
+ * running when the process exits races with libtbb's exit-time clean-up,
+ * which deletes the thread-local key and the wait table the workers use.
+ * So tbb_peer_init attaches a task_scheduler_handle, and tbb_peer_fini
+ * waits through it (tbb::finalize) until every worker has ended.
  */
 #include "peer.h"
 
@@ -28,11 +35,13 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <new>
 #include <thread>
 
 namespace {
 
 std::unique_ptr<tbb::global_control> control, stack_control;
+tbb::task_scheduler_handle scheduler; /* attached by tbb_peer_init */
 
 void set_err(char *err, unsigned errlen, const char *what)
 {
@@ -68,6 +77,7 @@ unsigned count_joined(tbb::task_arena &arena, unsigned threads)
 extern "C" int tbb_peer_init(unsigned max_threads, char *err, unsigned errlen)
 {
     try {
+        scheduler = tbb::task_scheduler_handle(tbb::attach{});
         control = std::make_unique<tbb::global_control>(
             tbb::global_control::max_allowed_parallelism, max_threads);
         return 0;
@@ -109,10 +119,13 @@ extern "C" void tbb_peer_destroy(void *arena)
     delete static_cast<tbb::task_arena *>(arena);
 }
 
-extern "C" void tbb_peer_fini(void)
+extern "C" int tbb_peer_fini(void)
 {
     control.reset();
     stack_control.reset();
+    if (scheduler && !tbb::finalize(scheduler, std::nothrow))
+        return -1;
+    return 0;
 }
 
 extern "C" const char *tbb_peer_version(void)
