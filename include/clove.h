@@ -262,7 +262,13 @@ CLOVE_API void clove_pool_destroy(clove_pool *pool);
  * (one compare-and-swap, no lock); others get a task of their own.
  * Returns 0, or without calling fn: EINVAL (pool or fn NULL), ENOMEM (no
  * job stack could be mapped for a thread entering while others are inside;
- * the entry task's is mapped by clove_pool_create). */
+ * the entry task's is mapped by clove_pool_create).
+ * pthread_cancel (at a cancellation point in fn or in a fork the thread
+ * runs itself) and pthread_exit inside fn are safe: forks that other
+ * workers took are waited for, the others dropped, and the run ends as if
+ * fn had returned. Jobs the thread runs for other tasks while it waits at
+ * a join are not cancellable. longjmp out of fn is not supported (the
+ * thread's next clove_pool_run aborts with a message). See docs/api.md. */
 CLOVE_API int clove_pool_run(clove_pool *pool, clove_fn *fn, void *arg);
 
 /* Workers of the pool including the calling thread (config.threads after

@@ -29,6 +29,7 @@
 #include "internal.h"
 #include "wait.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -433,6 +434,56 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
 /* Running shared jobs                                                      */
 /* ------------------------------------------------------------------------ */
 
+/* A shared job that run_job_guarded is running. */
+struct running_job {
+    clove_value_fn *run; /* a clove_fork_value job, or NULL */
+    clove_fn *vfn;       /* a clove_fork job, or NULL */
+};
+
+/* Cleanup handler of run_job_guarded: the thread left the job without
+ * returning (pthread_exit in it; cancellation is disabled there). Its
+ * owner would wait for it forever, so this aborts, naming the job. */
+static void job_exited(void *arg)
+{
+    const struct running_job *r = arg;
+    clove__misuse("shared job",
+                  "the thread running it exited (pthread_exit) before it returned; its "
+                  "owner's join would wait forever",
+                  r->run ? clove__code_addr(r->run) : clove__code_addr(r->vfn));
+}
+
+/*
+ * Run a shared job on t. Another task waits for it at its join, so the
+ * thread must not be stopped inside it: on a thread that entered
+ * clove_pool_run (the entry task or a registered one, helping while it
+ * waits at a join) cancellation is disabled for the job's duration
+ * (pthread_setcancelstate: a few atomic operations on this cold path; a
+ * cancellation requested meanwhile acts at the thread's next cancellation
+ * point after the job, in its own work), and on any thread pthread_exit
+ * inside the job aborts with a message (job_exited) instead of leaving
+ * the owner waiting. Pool workers are never cancelled: the library owns
+ * them.
+ */
+static int64_t run_job_guarded(clove_task *t, clove_value_fn *run, clove_fn *vfn, void *arg)
+{
+    clove_pool *p = t->pool;
+    bool external = t->index - 1u >= p->nworkers; /* not a pool worker */
+    int cancel_state = PTHREAD_CANCEL_ENABLE;
+    if (external)
+        (void)pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+    struct running_job r = {run, vfn};
+    int64_t result = 0;
+    pthread_cleanup_push(job_exited, &r);
+    if (run)
+        result = run(t, arg);
+    else
+        vfn(t, arg);
+    pthread_cleanup_pop(0);
+    if (external)
+        (void)pthread_setcancelstate(cancel_state, NULL);
+    return result;
+}
+
 /* Model: run_one_start, MS_DONE1, MS_DONE_RELOCK (BUG_DONE_NO_WAKE). */
 bool clove__run_one_locked(clove_task *t)
 {
@@ -469,11 +520,7 @@ bool clove__run_one_locked(clove_task *t)
     /* What the job wrote (a clove_fork job: through its argument block,
      * in the owner's frame until the join) and its result are published
      * by the DONE store below. */
-    int64_t result = 0;
-    if (value)
-        result = run(t, arg);
-    else
-        vfn(t, arg);
+    int64_t result = run_job_guarded(t, run, vfn, arg);
     j->out.value = result;
     if (CLOVE__UNLIKELY(tr != NULL))
         clove__trace_write(tr, CLOVE__EV_JOB, t0, clove__now_ns());
@@ -632,4 +679,77 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *j, boo
         clove__trace_write(clove__tk(t)->slot->trace, CLOVE__EV_WAIT, t0, t1);
     pop_to(t, j);
     return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* A run left without joining                                               */
+/* ------------------------------------------------------------------------ */
+
+/* A share woke t, asleep in a wait that runs no job (wait_done_locked):
+ * pass the wake-up on to another idle task, as join_shared does, so that
+ * the job does not wait in the ring for its owner's join. Lock held;
+ * returns with it held. */
+static void relay_locked(clove_pool *p)
+{
+    if (ring_empty(p) || p->idle_first == NULL)
+        return;
+    clove_task *relay = p->idle_first;
+    clove__idle_remove_locked(relay);
+    clove__unlock(p);
+    clove__wake_one(&clove__tk(relay)->sleep);
+    clove__lock(p);
+}
+
+/* Wait, asleep and running nothing, until the taken record j of t is
+ * DONE. Lock held; returns with it held. */
+static void wait_done_locked(clove_task *t, struct clove__job *j)
+{
+    clove_pool *p = t->pool;
+    while ((j->state & CLOVE__TAG_MASK) != CLOVE__TAG_DONE) {
+        clove__tk(t)->waiting_on = j;
+        clove__sleep_locked(t);
+        clove__tk(t)->waiting_on = NULL;
+        if ((j->state & CLOVE__TAG_MASK) != CLOVE__TAG_DONE)
+            relay_locked(p);
+    }
+}
+
+/* Model: ABANDON in model/clove.pml. */
+void clove__task_abandon(clove_task *t)
+{
+    clove_pool *p = t->pool;
+    /* The reserve: take it back, unless the heartbeat thread shared it
+     * (then it is SHARED or later, under the lock: below). */
+    struct clove__job *r = clove__tk(t)->own_reserve;
+    clove__tk(t)->own_reserve = NULL;
+    if (r != NULL) {
+        struct clove__job *expected = r;
+        if (atomic_compare_exchange_strong_explicit(&clove__tk(t)->reserve, &expected, NULL,
+                                                    memory_order_relaxed, memory_order_relaxed))
+            r->state = CLOVE__TAG_FREED;
+    }
+    /* [base, bottom) are the offered records: each is RESERVED (r, just
+     * taken back), SHARED, TAKEN or DONE. */
+    if (t->bottom != t->base) {
+        clove__lock(p);
+        for (struct clove__job *j = t->base; j < t->bottom; j++) {
+            uintptr_t tag = j->state & CLOVE__TAG_MASK;
+            if (tag == CLOVE__TAG_SHARED) {
+                /* Nobody took it: out of the ring, never run. */
+                uint32_t slot = (uint32_t)((j->state >> CLOVE__SLOT_SHIFT) & CLOVE__SLOT_MASK);
+                p->ring[slot].job = NULL;
+                ring_trim(p);
+                clove__count(t, CLOVE__ST_RECLAIMED, 1);
+            } else if (tag == CLOVE__TAG_TAKEN) {
+                wait_done_locked(t, j);
+            }
+            j->state = CLOVE__TAG_FREED;
+        }
+        clove__unlock(p);
+    }
+    t->top = t->base;
+    t->bottom = t->base;
+    clove__tk(t)->noffered = 0;
+    if (p->nworkers > 0)
+        rearm(t);
 }

@@ -109,6 +109,8 @@ TEST_NORETURN TEST_PRINTF(3, 4) void test_fail(const char *file, int line, const
 
 /* Child processes of misuse_aborts (clove_tests --misuse NAME). */
 int misuse_child_main(const char *name);
+/* test_robust.c: a misuse child's fn (arg: a pool of two threads). */
+void robust_exit_in_helped_job(clove_task *t, void *arg);
 
 /* ------------------------------------------------------------------------ */
 /* Helpers (util.c)                                                         */

@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_robust.c - clove in long-running programs:
+ *
+ *   cancel_entry_task       a thread inside clove_pool_run on the pool's
+ *                           entry task is cancelled (pthread_cancel at a
+ *                           cancellation point) or calls pthread_exit
+ *                           while some of its forks run on other workers:
+ *                           those finish before the thread is gone, and
+ *                           the pool stays usable and destroyable;
+ *   cancel_registered_task  the same on a task of its own (another thread
+ *                           is inside at the same time), then a new
+ *                           thread, likely on the dead one's stack, enters;
+ *   cancel_while_helping    a thread waiting at a join runs another task's
+ *                           job (helping) when it is cancelled: that job
+ *                           finishes, its owner gets its result, and the
+ *                           cancellation acts after the join.
+ *
+ * Every result is checked; hangs fail through a watchdog.
+ */
+#include "test.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WATCHDOG_S 60.0
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static _Atomic int watchdog_done;
+static const char *watchdog_what;
+
+static void *watchdog_main(void *arg)
+{
+    (void)arg;
+    double t0 = now_s();
+    while (!atomic_load(&watchdog_done)) {
+        if (now_s() - t0 > WATCHDOG_S)
+            test_fail(__FILE__, __LINE__, "%s: no progress for %.0f s (hang)", watchdog_what,
+                      WATCHDOG_S);
+        sleep_us(10000);
+    }
+    return NULL;
+}
+
+static pthread_t watchdog_start(const char *what)
+{
+    pthread_t th;
+    watchdog_what = what;
+    atomic_store(&watchdog_done, 0);
+    ASSERT_OK(pthread_create(&th, NULL, watchdog_main, NULL));
+    return th;
+}
+
+static void watchdog_stop(pthread_t th)
+{
+    atomic_store(&watchdog_done, 1);
+    ASSERT_OK(pthread_join(th, NULL));
+}
+
+static pthread_t spawn(void *(*fn)(void *), void *arg, size_t stack)
+{
+    pthread_attr_t attr;
+    pthread_t th;
+    ASSERT_OK(pthread_attr_init(&attr));
+    if (stack)
+        ASSERT_OK(pthread_attr_setstacksize(&attr, stack));
+    ASSERT_OK(pthread_create(&th, &attr, fn, arg));
+    pthread_attr_destroy(&attr);
+    return th;
+}
+
+/* Compute for about us microseconds (no cancellation point). */
+static uint64_t spin_us(double us)
+{
+    double end = now_s() + us * 1e-6;
+    uint64_t x = 1;
+    while (now_s() < end)
+        for (int i = 0; i < 64; i++)
+            x = mix64(x);
+    return x;
+}
+
+static clove_pool *pool_with(unsigned threads, size_t stack)
+{
+    clove_config c = {0};
+    c.threads = threads;
+    c.heartbeat_us = 1;
+    c.stack_size = stack;
+    clove_pool *p = NULL;
+    ASSERT_OK(clove_pool_create(&p, &c));
+    return p;
+}
+
+/* Checked tree sums on p from `callers` threads at once (each its own
+ * tree), so that the entry task and registered tasks are both used. */
+struct sum_caller {
+    clove_pool *p;
+    struct tree tr;
+    unsigned rounds;
+};
+
+static void *sum_caller_main(void *arg)
+{
+    struct sum_caller *c = arg;
+    for (unsigned r = 0; r < c->rounds; r++)
+        run_tree_checked(c->p, &c->tr);
+    return NULL;
+}
+
+static void pool_still_works(clove_pool *p, unsigned callers)
+{
+    struct sum_caller c[4];
+    pthread_t th[4];
+    ASSERT_LE_U(callers, 4);
+    for (unsigned i = 0; i < callers; i++) {
+        c[i].p = p;
+        c[i].rounds = 5;
+        tree_build(&c[i].tr, scaled(20000, 2000), SHAPE_RANDOM, 0xab0 + i);
+        th[i] = spawn(sum_caller_main, &c[i], 0);
+    }
+    for (unsigned i = 0; i < callers; i++) {
+        ASSERT_OK(pthread_join(th[i], NULL));
+        tree_free(&c[i].tr);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Abandoned runs: pthread_cancel and pthread_exit inside clove_pool_run     */
+/* ------------------------------------------------------------------------ */
+
+enum leave_how { LEAVE_CANCEL, LEAVE_EXIT };
+
+#define AB_FORKS 8
+
+struct ab_ctx {
+    clove_pool *p;
+    enum leave_how how;
+    _Atomic unsigned started; /* forked jobs begun (on any worker) */
+    _Atomic unsigned done;    /* ... and finished */
+    _Atomic int inside;       /* the thread is about to leave */
+    _Atomic uint64_t wrote;   /* sum of what the jobs wrote */
+};
+
+struct ab_arg {
+    struct ab_ctx *c;
+    uint64_t in, out;
+    volatile char more[512]; /* written by the job: in the forking frame */
+};
+
+static void ab_job(clove_task *t, void *arg)
+{
+    (void)t;
+    struct ab_arg *a = arg;
+    atomic_fetch_add(&a->c->started, 1);
+    uint64_t x = spin_us(3000);
+    /* Writes into the forking frame, which the cancelled thread has left
+     * by now: its run must not be gone before this is done. */
+    for (size_t i = 0; i < sizeof a->more; i++)
+        a->more[i] = (char)(x + i);
+    a->out = mix64(a->in);
+    atomic_fetch_add(&a->c->wrote, a->out);
+    atomic_fetch_add(&a->c->done, 1);
+}
+
+static void ab_fn(clove_task *t, void *arg)
+{
+    struct ab_ctx *c = arg;
+    struct ab_arg a[AB_FORKS];
+    clove_future f[AB_FORKS];
+    for (unsigned i = 0; i < AB_FORKS; i++) {
+        a[i].c = c;
+        a[i].in = i + 1;
+        a[i].out = 0;
+        clove_fork(t, &f[i], ab_job, &a[i]);
+    }
+    /* Answer beats until at least one job runs elsewhere (a pool of one
+     * thread has nobody to take them). */
+    double t0 = now_s();
+    while (clove_pool_threads(c->p) > 1 && atomic_load(&c->started) == 0) {
+        clove_tick(t);
+        ASSERT_MSG(now_s() - t0 < 60, "no fork was taken");
+    }
+    atomic_store(&c->inside, 1);
+    if (c->how == LEAVE_EXIT)
+        pthread_exit(NULL);
+    for (;;)
+        usleep(100); /* a cancellation point */
+}
+
+static void *ab_main(void *arg)
+{
+    struct ab_ctx *c = arg;
+    int rc = clove_pool_run(c->p, ab_fn, c);
+    test_fail(__FILE__, __LINE__, "clove_pool_run returned %d: the thread was not stopped", rc);
+}
+
+/* One thread enters (on whatever task it gets), forks, and leaves by
+ * c->how; returns once it is gone, after checking that every job that
+ * began elsewhere had finished by then. */
+static void abandon_once(clove_pool *p, enum leave_how how)
+{
+    struct ab_ctx c = {.p = p, .how = how};
+    pthread_t th = spawn(ab_main, &c, 0);
+    while (!atomic_load(&c.inside))
+        sleep_us(50);
+    if (how == LEAVE_CANCEL)
+        ASSERT_OK(pthread_cancel(th));
+    void *ret = NULL;
+    ASSERT_OK(pthread_join(th, &ret));
+    ASSERT_EQ_P(ret, how == LEAVE_CANCEL ? PTHREAD_CANCELED : NULL);
+    /* Forks that were never taken are dropped, the others finished
+     * before the thread was gone. */
+    unsigned started = atomic_load(&c.started), done = atomic_load(&c.done);
+    ASSERT_LE_U(clove_pool_threads(p) > 1 ? 1 : 0, started);
+    ASSERT_LE_U(started, AB_FORKS);
+    ASSERT_EQ_U(done, started);
+    test_log("abandoned run (%s): %u of %d forks had run elsewhere\n",
+             how == LEAVE_CANCEL ? "pthread_cancel" : "pthread_exit", started, AB_FORKS);
+}
+
+void test_cancel_entry_task(void)
+{
+    pthread_t wd = watchdog_start("cancel_entry_task");
+    unsigned rounds = (unsigned)scaled(6, 2);
+    for (unsigned r = 0; r < rounds; r++) {
+        clove_pool *p = pool_with(4, 0);
+        abandon_once(p, r % 2 ? LEAVE_EXIT : LEAVE_CANCEL);
+        pool_still_works(p, r % 2 ? 1 : 3);
+        abandon_once(p, r % 2 ? LEAVE_CANCEL : LEAVE_EXIT);
+        clove_pool_destroy(p);
+    }
+    watchdog_stop(wd);
+}
+
+/* The main thread holds the entry task while others enter, leave
+ * abnormally, and enter again (a new thread likely gets the dead one's
+ * stack from the C library's cache). */
+struct hold_ctx {
+    clove_pool *p;
+    unsigned rounds;
+};
+
+static void hold_fn(clove_task *t, void *arg)
+{
+    (void)t;
+    struct hold_ctx *h = arg;
+    for (unsigned r = 0; r < h->rounds; r++) {
+        abandon_once(h->p, r % 2 ? LEAVE_EXIT : LEAVE_CANCEL);
+        pool_still_works(h->p, 1 + r % 3);
+    }
+}
+
+void test_cancel_registered_task(void)
+{
+    pthread_t wd = watchdog_start("cancel_registered_task");
+    for (unsigned k = 0; k < 2; k++) {
+        clove_pool *p = pool_with(k ? 1 : 4, 0);
+        struct hold_ctx h = {p, (unsigned)scaled(6, 2)};
+        ASSERT_OK(clove_pool_run(p, hold_fn, &h));
+        pool_still_works(p, 2);
+        clove_pool_destroy(p);
+    }
+    watchdog_stop(wd);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Cancelled while helping                                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Pool of two threads: M (this thread, the entry task), T (a thread of its
+ * own, registered) and one worker W. T forks A, which W takes and runs
+ * until told to stop; T waits at A's join. M then forks B, which only T
+ * can take (W is busy): T runs it while waiting, as help. M cancels T
+ * while B is running on T, B sits at cancellation points, and must still
+ * finish (with M's join getting its result); T's cancellation acts after
+ * its join, at its next cancellation point.
+ */
+struct help_ctx {
+    clove_pool *p;
+    pthread_t t_thread;
+    int exit_in_b;             /* pthread_exit in B (a misuse child) */
+    _Atomic int a_started;     /* A runs on W */
+    _Atomic int a_release;     /* A may finish */
+    _Atomic int b_on_t;        /* B began, on T */
+    _Atomic int b_runs;        /* times B ran */
+    _Atomic int cancel_sent;
+    _Atomic int t_joined;      /* T's join of A returned */
+};
+
+struct help_arg {
+    struct help_ctx *c;
+    uint64_t in, out;
+};
+
+static void help_a(clove_task *t, void *arg)
+{
+    (void)t;
+    struct help_arg *a = arg;
+    atomic_store(&a->c->a_started, 1);
+    while (!atomic_load(&a->c->a_release))
+        spin_us(20);
+    a->out = mix64(a->in);
+}
+
+static void help_b(clove_task *t, void *arg)
+{
+    struct help_arg *a = arg;
+    struct help_ctx *c = a->c;
+    (void)t;
+    if (pthread_equal(pthread_self(), c->t_thread))
+        atomic_store(&c->b_on_t, 1);
+    atomic_fetch_add(&c->b_runs, 1);
+
+    if (c->exit_in_b)
+        pthread_exit(NULL);
+    while (!atomic_load(&c->cancel_sent))
+        usleep(100);
+    for (int i = 0; i < 20; i++)
+        usleep(100); /* cancellation points, with a cancellation pending */
+    a->out = mix64(a->in);
+}
+
+static void help_t_fn(clove_task *t, void *arg)
+{
+    struct help_ctx *c = arg;
+    struct help_arg a = {c, 7, 0};
+    clove_future f;
+    clove_fork(t, &f, help_a, &a);
+    double t0 = now_s();
+    while (!atomic_load(&c->a_started)) {
+        clove_tick(t);
+        ASSERT_MSG(now_s() - t0 < 60, "A was not taken");
+    }
+    if (!clove_join(t, &f))
+        test_fail(__FILE__, __LINE__, "A ran on its owner");
+    ASSERT_EQ_U(a.out, mix64(7));
+    atomic_store(&c->t_joined, 1);
+    for (;;)
+        usleep(100); /* the pending cancellation acts here */
+}
+
+static void *help_t_main(void *arg)
+{
+    struct help_ctx *c = arg;
+    int rc = clove_pool_run(c->p, help_t_fn, c);
+    test_fail(__FILE__, __LINE__, "clove_pool_run returned %d: T was not cancelled", rc);
+}
+
+static void help_m_fn(clove_task *t, void *arg)
+{
+    struct help_ctx *c = arg;
+    c->t_thread = spawn(help_t_main, c, 0);
+    while (!atomic_load(&c->a_started))
+        sleep_us(50);
+    sleep_us(2000); /* T is waiting at A's join by now, most likely */
+    struct help_arg b = {c, 11, 0};
+    clove_future f;
+    clove_fork(t, &f, help_b, &b);
+    double t0 = now_s();
+    while (!atomic_load(&c->b_runs)) {
+        clove_tick(t);
+        ASSERT_MSG(now_s() - t0 < 60, "B was not taken");
+    }
+    ASSERT_MSG(atomic_load(&c->b_on_t), "B did not run on T");
+    ASSERT_OK(pthread_cancel(c->t_thread));
+    atomic_store(&c->cancel_sent, 1);
+    if (!clove_join(t, &f))
+        test_fail(__FILE__, __LINE__, "B ran on its owner");
+    ASSERT_EQ_U(b.out, mix64(11));
+    ASSERT_EQ_I(atomic_load(&c->b_runs), 1);
+    atomic_store(&c->a_release, 1);
+    void *ret = NULL;
+    ASSERT_OK(pthread_join(c->t_thread, &ret));
+    ASSERT_EQ_P(ret, PTHREAD_CANCELED);
+    ASSERT_EQ_I(atomic_load(&c->t_joined), 1);
+}
+
+void test_cancel_while_helping(void)
+{
+    pthread_t wd = watchdog_start("cancel_while_helping");
+    unsigned rounds = (unsigned)scaled(5, 2);
+    for (unsigned r = 0; r < rounds; r++) {
+        clove_pool *p = pool_with(2, 0);
+        struct help_ctx c = {.p = p};
+        ASSERT_OK(clove_pool_run(p, help_m_fn, &c));
+        pool_still_works(p, 2);
+        clove_pool_destroy(p);
+    }
+    watchdog_stop(wd);
+}
+
+/* The misuse child "exit_in_helped_job": pthread_exit in B (run by T for M)
+ * would leave M's join waiting forever: the library aborts, naming it. */
+void robust_exit_in_helped_job(clove_task *t, void *arg)
+{
+    struct help_ctx c = {.p = arg, .exit_in_b = 1};
+    help_m_fn(t, &c);
+}
