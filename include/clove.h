@@ -86,7 +86,8 @@
  * clove_config.stack_size / 32, if that is more): more than the C stack
  * can nest with default thread stacks, since every nested fork is also a
  * nested call. It is reserved address space (mmap), of which only the
- * touched pages take memory. Nesting deeper aborts with a message when
+ * touched pages take memory, and those beyond the first 64 KiB are given
+ * back when the run (or a worker's job) that touched them ends. Nesting deeper aborts with a message when
  * CLOVE_DEBUG is non-zero; otherwise it faults on a guard page, like a C
  * stack overflow.
  *

@@ -428,6 +428,12 @@ static inline void clove__count(clove_task *t, int which, uint64_t v)
  * (NULL when out of memory, or under the fault hook's ALLOC), unmap one. */
 struct clove__job *clove__jobs_map(size_t depth);
 void clove__jobs_unmap(struct clove__job *base, size_t depth);
+/* Whether a fork ever wrote past the first 64 KiB of the job stack at
+ * base (one load), and giving those pages back (madvise). Only on a job
+ * stack of a task with nothing queued or offered (its run ended, or its
+ * worker is idle). */
+bool clove__jobs_touched(const struct clove__job *base, size_t depth);
+void clove__jobs_trim(struct clove__job *base, size_t depth);
 
 /* share.c */
 void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove__job *jobs);

@@ -127,6 +127,14 @@ static void *worker_main(void *arg)
             break;
         if (clove__run_one_locked(t))
             continue;
+        /* Nothing to do: give back the job-stack pages that deep jobs
+         * touched (not under the lock), then look again before sleeping. */
+        if (clove__jobs_touched(t->base, p->job_depth)) {
+            clove__unlock(p);
+            clove__jobs_trim(t->base, p->job_depth);
+            clove__lock(p);
+            continue;
+        }
         clove__sleep_locked(t);
     }
     clove__unlock(p);
@@ -625,6 +633,9 @@ static void run_end(struct run_ctx *c)
     clove_task *t = c->task;
     c->magic = 0;
     clove__tk(t)->run_ctx = NULL;
+    /* Nothing is queued or offered: give back what a deep run touched. */
+    if (clove__jobs_touched(t->base, p->job_depth))
+        clove__jobs_trim(t->base, p->job_depth);
     if (t == &p->entry.pub) {
         clove__tsan_release(t);
         atomic_store_explicit(&p->entry_gen, c->gen + 1, memory_order_release);

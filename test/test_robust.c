@@ -14,7 +14,9 @@
  *   cancel_while_helping    a thread waiting at a join runs another task's
  *                           job (helping) when it is cancelled: that job
  *                           finishes, its owner gets its result, and the
- *                           cancellation acts after the join.
+ *                           cancellation acts after the join;
+ *   jobstack_rss_returned   job-stack pages are given back when a run
+ *                           ends: RSS returns near its value before work.
  *
  * Every result is checked; hangs fail through a watchdog.
  */
@@ -24,6 +26,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -403,4 +406,129 @@ void robust_exit_in_helped_job(clove_task *t, void *arg)
 {
     struct help_ctx c = {.p = arg, .exit_in_b = 1};
     help_m_fn(t, &c);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Job-stack memory given back                                              */
+/* ------------------------------------------------------------------------ */
+
+static size_t rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f == NULL)
+        return 0;
+    unsigned long size = 0, res = 0;
+    int n = fscanf(f, "%lu %lu", &size, &res);
+    fclose(f);
+    return n == 2 ? (size_t)res * (size_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
+struct rss_ctx {
+    clove_pool *p;
+    size_t forks;
+    uint64_t sum;
+};
+
+static int64_t rss_job(clove_task *t, void *arg)
+{
+    (void)t;
+    return (int64_t)mix64((uint64_t)(uintptr_t)arg);
+}
+
+static void rss_fn(clove_task *t, void *arg)
+{
+    struct rss_ctx *c = arg;
+    size_t bytes = c->forks * sizeof(clove_future);
+    clove_future *f = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT(f != MAP_FAILED);
+    for (size_t i = 0; i < c->forks; i++)
+        clove_fork_value(t, &f[i], rss_job, (void *)(uintptr_t)i);
+    uint64_t s = 0;
+    for (size_t i = c->forks; i-- > 0;) {
+        int64_t r;
+        if (!clove_join_value(t, &f[i], &r))
+            r = rss_job(t, (void *)(uintptr_t)i);
+        s += (uint64_t)r;
+    }
+    munmap(f, bytes);
+    c->sum = s;
+}
+
+static void *rss_main(void *arg)
+{
+    struct rss_ctx *c = arg;
+    ASSERT_OK(clove_pool_run(c->p, rss_fn, c));
+    return NULL;
+}
+
+/* Phase two: the deep nesting happens in jobs that pool workers take. */
+#define RSS_JOBS 16
+
+static void rss_jobs_fn(clove_task *t, void *arg)
+{
+    struct rss_ctx *c = arg;
+    clove_future f[RSS_JOBS];
+    for (unsigned i = 0; i < RSS_JOBS; i++)
+        clove_fork(t, &f[i], rss_fn, &c[i]);
+    for (unsigned i = RSS_JOBS; i-- > 0;)
+        if (!clove_join(t, &f[i]))
+            rss_fn(t, &c[i]);
+}
+
+static uint64_t rss_expect(size_t forks)
+{
+    uint64_t expect = 0;
+    for (size_t i = 0; i < forks; i++)
+        expect += mix64(i);
+    return expect;
+}
+
+/* RSS must come back within 2x of `before` within a second. */
+static void rss_check(size_t before, const char *what)
+{
+    double t0 = now_s();
+    size_t after = rss_bytes();
+    while (after > 2 * before && now_s() - t0 < 1.0) {
+        sleep_us(10000);
+        after = rss_bytes();
+    }
+    test_log("jobstack_rss_returned: %s: RSS %zu KB before, %zu KB %.3f s after the work\n",
+             what, before >> 10, after >> 10, now_s() - t0);
+    ASSERT_LE_U(after, 2 * before);
+}
+
+void test_jobstack_rss_returned(void)
+{
+    pthread_t wd = watchdog_start("jobstack_rss_returned");
+    clove_pool *p = pool_with(8, 0);
+    pool_still_works(p, 1);
+    size_t before = rss_bytes();
+    /* Eight threads at once, each nesting a million forks before it joins
+     * (the entry task and seven registered ones). */
+    enum { CALLERS = 8 };
+    struct rss_ctx c[CALLERS];
+    pthread_t th[CALLERS];
+    size_t forks = scaled(1000000, 100000);
+    for (unsigned i = 0; i < CALLERS; i++) {
+        c[i] = (struct rss_ctx){p, forks, 0};
+        th[i] = spawn(rss_main, &c[i], 0);
+    }
+    for (unsigned i = 0; i < CALLERS; i++)
+        ASSERT_OK(pthread_join(th[i], NULL));
+    uint64_t expect = rss_expect(forks);
+    for (unsigned i = 0; i < CALLERS; i++)
+        ASSERT_EQ_U(c[i].sum, expect);
+    rss_check(before, "8 callers");
+    /* Jobs that the workers take nest deep in turn. */
+    struct rss_ctx jobs[RSS_JOBS];
+    size_t job_forks = scaled(200000, 20000);
+    for (unsigned i = 0; i < RSS_JOBS; i++)
+        jobs[i] = (struct rss_ctx){p, job_forks, 0};
+    ASSERT_OK(clove_pool_run(p, rss_jobs_fn, jobs));
+    expect = rss_expect(job_forks);
+    for (unsigned i = 0; i < RSS_JOBS; i++)
+        ASSERT_EQ_U(jobs[i].sum, expect);
+    rss_check(before, "deep jobs on workers");
+    clove_pool_destroy(p);
+    watchdog_stop(wd);
 }
