@@ -234,6 +234,9 @@ struct clove__task {
     _Atomic uint64_t stolen_ns;        /* atomic: relaxed store by the heartbeat
                                         * thread before its CAS of reserve, read
                                         * by the owner after seeing that CAS */
+    uint32_t nest;                     /* owner: shared jobs running on this
+                                        * thread, one inside the other (share.c,
+                                        * "Helping") */
     const void *run_ctx;               /* owner: the clove_pool_run in progress on
                                         * this task (pool.c's struct run_ctx, in
                                         * its frame); NULL between runs and for
@@ -270,6 +273,8 @@ struct clove_pool {
     unsigned nworkers;      /* pool-owned threads: nthreads - 1 */
     unsigned ring_cap;      /* power of two */
     size_t job_depth;       /* records in every job stack of the pool */
+    size_t jobs_keep;       /* of those, the first ones whose pages are
+                             * never given back (clove__jobs_keep) */
     struct clove__task *workers; /* [nworkers] tasks of the pool-owned threads */
     pthread_t *threads;     /* [nworkers] */
     pthread_t hb_thread;    /* valid when nworkers > 0 */
@@ -371,6 +376,20 @@ static inline uint64_t clove__runs_now(clove_pool *p)
     return r + ((uint64_t)((g >> 1) + (g & 1)) << 32) + (g & 1);
 }
 
+/* Whether a fork ever wrote the first record past the kept part of t's
+ * job stack (jobstack.c): every record a fork wrote has a non-zero fn (a
+ * job, or CLOVE__VOID_JOB) or, once offered, a non-zero state, and a page
+ * never written, or given back, reads as zeros (the first read of one
+ * maps the shared zero page: no memory). Nothing queued or offered. */
+static inline bool clove__jobs_touched(const clove_task *t)
+{
+    const clove_pool *p = t->pool;
+    if (p->jobs_keep == p->job_depth)
+        return false;
+    const struct clove__job *j = t->base + p->jobs_keep;
+    return j->fn != NULL || j->state != 0;
+}
+
 /* Locking helpers: a pthread mutex cannot fail to lock or unlock unless
  * the pool is corrupt, so failures abort. */
 void clove__lock(clove_pool *p);
@@ -428,11 +447,11 @@ static inline void clove__count(clove_task *t, int which, uint64_t v)
  * (NULL when out of memory, or under the fault hook's ALLOC), unmap one. */
 struct clove__job *clove__jobs_map(size_t depth);
 void clove__jobs_unmap(struct clove__job *base, size_t depth);
-/* Whether a fork ever wrote past the first 64 KiB of the job stack at
- * base (one load), and giving those pages back (madvise). Only on a job
- * stack of a task with nothing queued or offered (its run ended, or its
- * worker is idle). */
-bool clove__jobs_touched(const struct clove__job *base, size_t depth);
+/* The records at the start of every job stack of that depth whose pages
+ * stay backed (the first 64 KiB, or all of them), and giving the pages
+ * of the others back (madvise). Only on a job stack of a task with
+ * nothing queued or offered (its run ended, or its worker is idle). */
+size_t clove__jobs_keep(size_t depth);
 void clove__jobs_trim(struct clove__job *base, size_t depth);
 
 /* share.c */

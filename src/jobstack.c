@@ -14,7 +14,8 @@
  * Pages once touched stay backed until they are given back: a task that
  * nested a million forks deep keeps 32 MB. So when a run ends, and when a
  * worker is about to sleep, the pool looks at the first record past the
- * first KEEP_BYTES (one load: clove__jobs_touched) and, if a fork ever
+ * first KEEP_BYTES (a load or two: clove__jobs_touched, internal.h) and,
+ * if a fork ever
  * wrote it, gives every page from there on back to the system
  * (clove__jobs_trim: madvise(MADV_DONTNEED); the next fork that reaches
  * them gets zeroed pages). The fork/join path never pays for any of it.
@@ -52,33 +53,18 @@ static size_t map_bytes(size_t depth, size_t *used)
  * nesting, more than almost any recursion reaches. */
 #define KEEP_BYTES ((size_t)64 << 10)
 
-/* Records in the kept part (a whole number of pages), or depth if the
- * stack is no larger. */
-static size_t keep_records(size_t depth)
+size_t clove__jobs_keep(size_t depth)
 {
     size_t ps = page_size();
     size_t keep = (KEEP_BYTES + ps - 1) / ps * ps / sizeof(struct clove__job);
     return keep < depth ? keep : depth;
 }
 
-bool clove__jobs_touched(const struct clove__job *base, size_t depth)
-{
-    size_t keep = keep_records(depth);
-    if (keep == depth)
-        return false;
-    /* Every record a fork wrote has a non-zero fn (a job, or
-     * CLOVE__VOID_JOB) or, once offered, a non-zero state; a page never
-     * written, or given back, reads as zeros (the first read of one maps
-     * the shared zero page: no memory). */
-    const struct clove__job *j = base + keep;
-    return j->fn != NULL || j->state != 0;
-}
-
 void clove__jobs_trim(struct clove__job *base, size_t depth)
 {
     size_t used;
     (void)map_bytes(depth, &used);
-    size_t keep = keep_records(depth) * sizeof(struct clove__job);
+    size_t keep = clove__jobs_keep(depth) * sizeof(struct clove__job);
     if (keep < used)
         (void)madvise((char *)base + keep, used - keep, MADV_DONTNEED);
 }

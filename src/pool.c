@@ -129,7 +129,7 @@ static void *worker_main(void *arg)
             continue;
         /* Nothing to do: give back the job-stack pages that deep jobs
          * touched (not under the lock), then look again before sleeping. */
-        if (clove__jobs_touched(t->base, p->job_depth)) {
+        if (clove__jobs_touched(t)) {
             clove__unlock(p);
             clove__jobs_trim(t->base, p->job_depth);
             clove__lock(p);
@@ -258,6 +258,7 @@ void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove
     clove__tk(t)->own_reserve = NULL;
     clove__tk(t)->own_stamp = 0;
     clove__tk(t)->run_ctx = NULL;
+    clove__tk(t)->nest = 0;
     t->thread = NULL;
     /* Armed: the first fork reserves (pools with workers only; without,
      * there is nobody to share with and nothing of this happens). */
@@ -385,6 +386,7 @@ int clove_pool_create_sized(clove_pool **out, const clove_config *user, size_t s
     p->job_depth = CLOVE_JOB_STACK_DEPTH;
     if (config->stack_size / sizeof(struct clove__job) > p->job_depth)
         p->job_depth = config->stack_size / sizeof(struct clove__job);
+    p->jobs_keep = clove__jobs_keep(p->job_depth);
 #ifdef CPU_COUNT
     CPU_ZERO(&p->cpus);
     if ((p->flags & CLOVE_PIN_WORKERS) &&
@@ -556,8 +558,8 @@ static void check_not_left(clove_task *outer, const void *frame, const void *sit
 #define ABANDON_ROOM 4096
 
 /*
- * Run fn(t, arg) on c->task, the calling thread's task for this run, and
- * check that it left nothing unjoined. Not inlined: its frame lies between
+ * Run fn(t, arg) on c->task, the calling thread's current task for this
+ * run, and check that it left nothing unjoined. Not inlined: its frame lies between
  * clove_pool_run's and fn's and holds ABANDON_ROOM bytes, so that
  * run_abandoned, which runs in clove_pool_run's frame when the thread is
  * cancelled inside fn, can call what it needs without writing over fn's
@@ -575,8 +577,6 @@ static CLOVE__NOINLINE void run_on(struct run_ctx *c, clove_fn *fn, void *arg)
     (void)room[0];
 #endif
     clove_task *t = c->task;
-    clove__tk(t)->run_ctx = c;
-    clove__set_current(t);
     uint64_t t0 = clove__tk(t)->slot->trace ? clove__now_ns() : 0;
     fn(t, arg);
     if (clove__tk(t)->slot->trace)
@@ -584,7 +584,6 @@ static CLOVE__NOINLINE void run_on(struct run_ctx *c, clove_fn *fn, void *arg)
     if (t->top != t->base || clove__tk(t)->noffered != 0)
         clove__misuse("clove_pool_run", "fn returned with a clove_fork that was never joined",
                       clove__code_addr(fn));
-    clove__set_current(c->outer);
 }
 
 /* A task of its own for this run, registered under the lock: when
@@ -634,7 +633,7 @@ static void run_end(struct run_ctx *c)
     c->magic = 0;
     clove__tk(t)->run_ctx = NULL;
     /* Nothing is queued or offered: give back what a deep run touched. */
-    if (clove__jobs_touched(t->base, p->job_depth))
+    if (clove__jobs_touched(t))
         clove__jobs_trim(t->base, p->job_depth);
     if (t == &p->entry.pub) {
         clove__tsan_release(t);
@@ -718,9 +717,12 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
     } else if (run_register(p, &c) != 0) {
         return ENOMEM;
     }
+    clove__tk(c.task)->run_ctx = &c;
+    clove__set_current(c.task);
     pthread_cleanup_push(run_abandoned, &c);
     run_on(&c, fn, arg);
     pthread_cleanup_pop(0);
+    clove__set_current(outer);
     run_end(&c);
     return 0;
 }

@@ -15,6 +15,10 @@
  *                           job (helping) when it is cancelled: that job
  *                           finishes, its owner gets its result, and the
  *                           cancellation acts after the join;
+ *   help_depth_bound        helping never nests a job on a stack that
+ *                           lacks the room for it: a recursion whose
+ *                           sequential depth is about 800 KB runs on
+ *                           1 MiB worker stacks at 16 threads;
  *   jobstack_rss_returned   job-stack pages are given back when a run
  *                           ends: RSS returns near its value before work.
  *
@@ -278,20 +282,19 @@ void test_cancel_registered_task(void)
 /* ------------------------------------------------------------------------ */
 
 /*
- * Pool of two threads: M (this thread, the entry task), T (a thread of its
- * own, registered) and one worker W. T forks A, which W takes and runs
- * until told to stop; T waits at A's join. M then forks B, which only T
- * can take (W is busy): T runs it while waiting, as help. M cancels T
- * while B is running on T, B sits at cancellation points, and must still
- * finish (with M's join getting its result); T's cancellation acts after
- * its join, at its next cancellation point.
+ * Pool of two threads: T (a thread of its own) and one worker W; M (this
+ * thread) only watches. T forks A, which W takes; T waits at A's join.
+ * A, on W, forks B, which only T can take (W is busy in A), and which T
+ * may take while it waits for A (it lies inside A). M cancels T while B
+ * runs on T, and B sits at cancellation points: it must still finish,
+ * with A's join getting its result, and T's cancellation acts after its
+ * join of A, at its next cancellation point.
  */
 struct help_ctx {
     clove_pool *p;
     pthread_t t_thread;
     int exit_in_b;             /* pthread_exit in B (a misuse child) */
     _Atomic int a_started;     /* A runs on W */
-    _Atomic int a_release;     /* A may finish */
     _Atomic int b_on_t;        /* B began, on T */
     _Atomic int b_runs;        /* times B ran */
     _Atomic int cancel_sent;
@@ -303,16 +306,6 @@ struct help_arg {
     uint64_t in, out;
 };
 
-static void help_a(clove_task *t, void *arg)
-{
-    (void)t;
-    struct help_arg *a = arg;
-    atomic_store(&a->c->a_started, 1);
-    while (!atomic_load(&a->c->a_release))
-        spin_us(20);
-    a->out = mix64(a->in);
-}
-
 static void help_b(clove_task *t, void *arg)
 {
     struct help_arg *a = arg;
@@ -321,7 +314,6 @@ static void help_b(clove_task *t, void *arg)
     if (pthread_equal(pthread_self(), c->t_thread))
         atomic_store(&c->b_on_t, 1);
     atomic_fetch_add(&c->b_runs, 1);
-
     if (c->exit_in_b)
         pthread_exit(NULL);
     while (!atomic_load(&c->cancel_sent))
@@ -329,6 +321,26 @@ static void help_b(clove_task *t, void *arg)
     for (int i = 0; i < 20; i++)
         usleep(100); /* cancellation points, with a cancellation pending */
     a->out = mix64(a->in);
+}
+
+static void help_a(clove_task *t, void *arg)
+{
+    struct help_arg *a = arg;
+    struct help_ctx *c = a->c;
+    atomic_store(&c->a_started, 1);
+    struct help_arg b = {c, 11, 0};
+    clove_future f;
+    clove_fork(t, &f, help_b, &b);
+    double t0 = now_s();
+    while (!atomic_load(&c->b_runs)) {
+        clove_tick(t);
+        ASSERT_MSG(now_s() - t0 < 60, "B was not taken");
+    }
+    if (!clove_join(t, &f))
+        test_fail(__FILE__, __LINE__, "B ran on its owner");
+    ASSERT_EQ_U(b.out, mix64(11));
+    ASSERT_EQ_I(atomic_load(&c->b_runs), 1);
+    a->out = mix64(a->in) + b.out;
 }
 
 static void help_t_fn(clove_task *t, void *arg)
@@ -344,7 +356,7 @@ static void help_t_fn(clove_task *t, void *arg)
     }
     if (!clove_join(t, &f))
         test_fail(__FILE__, __LINE__, "A ran on its owner");
-    ASSERT_EQ_U(a.out, mix64(7));
+    ASSERT_EQ_U(a.out, mix64(7) + mix64(11));
     atomic_store(&c->t_joined, 1);
     for (;;)
         usleep(100); /* the pending cancellation acts here */
@@ -357,33 +369,22 @@ static void *help_t_main(void *arg)
     test_fail(__FILE__, __LINE__, "clove_pool_run returned %d: T was not cancelled", rc);
 }
 
-static void help_m_fn(clove_task *t, void *arg)
+static void help_watch(struct help_ctx *c)
 {
-    struct help_ctx *c = arg;
     c->t_thread = spawn(help_t_main, c, 0);
-    while (!atomic_load(&c->a_started))
-        sleep_us(50);
-    sleep_us(2000); /* T is waiting at A's join by now, most likely */
-    struct help_arg b = {c, 11, 0};
-    clove_future f;
-    clove_fork(t, &f, help_b, &b);
     double t0 = now_s();
     while (!atomic_load(&c->b_runs)) {
-        clove_tick(t);
+        sleep_us(50);
         ASSERT_MSG(now_s() - t0 < 60, "B was not taken");
     }
     ASSERT_MSG(atomic_load(&c->b_on_t), "B did not run on T");
     ASSERT_OK(pthread_cancel(c->t_thread));
     atomic_store(&c->cancel_sent, 1);
-    if (!clove_join(t, &f))
-        test_fail(__FILE__, __LINE__, "B ran on its owner");
-    ASSERT_EQ_U(b.out, mix64(11));
-    ASSERT_EQ_I(atomic_load(&c->b_runs), 1);
-    atomic_store(&c->a_release, 1);
     void *ret = NULL;
     ASSERT_OK(pthread_join(c->t_thread, &ret));
     ASSERT_EQ_P(ret, PTHREAD_CANCELED);
     ASSERT_EQ_I(atomic_load(&c->t_joined), 1);
+    ASSERT_EQ_I(atomic_load(&c->b_runs), 1);
 }
 
 void test_cancel_while_helping(void)
@@ -393,19 +394,310 @@ void test_cancel_while_helping(void)
     for (unsigned r = 0; r < rounds; r++) {
         clove_pool *p = pool_with(2, 0);
         struct help_ctx c = {.p = p};
-        ASSERT_OK(clove_pool_run(p, help_m_fn, &c));
+        help_watch(&c);
         pool_still_works(p, 2);
         clove_pool_destroy(p);
     }
     watchdog_stop(wd);
 }
 
-/* The misuse child "exit_in_helped_job": pthread_exit in B (run by T for M)
- * would leave M's join waiting forever: the library aborts, naming it. */
+/* The misuse child "exit_in_helped_job": pthread_exit in B (run by T for
+ * W's task, inside A) would leave A's join waiting forever: the library
+ * aborts, naming it. */
 void robust_exit_in_helped_job(clove_task *t, void *arg)
 {
+    (void)t;
     struct help_ctx c = {.p = arg, .exit_in_b = 1};
-    help_m_fn(t, &c);
+    help_watch(&c);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Helping depth                                                            */
+/* ------------------------------------------------------------------------ */
+
+#define HD_FRAME 1024
+
+static _Thread_local uintptr_t hd_stack_top; /* this thread's stack's highest address */
+static _Atomic size_t hd_max_depth;           /* deepest use seen, bytes below the top */
+
+static uintptr_t stack_top(void)
+{
+    if (hd_stack_top == 0) {
+        pthread_attr_t attr;
+        void *lo = NULL;
+        size_t size = 0;
+        ASSERT_OK(pthread_getattr_np(pthread_self(), &attr));
+        ASSERT_OK(pthread_attr_getstack(&attr, &lo, &size));
+        pthread_attr_destroy(&attr);
+        hd_stack_top = (uintptr_t)lo + size;
+    }
+    return hd_stack_top;
+}
+
+static void hd_note(void)
+{
+    char here;
+    size_t d = stack_top() - (uintptr_t)&here;
+    size_t m = atomic_load_explicit(&hd_max_depth, memory_order_relaxed);
+    while (d > m && !atomic_compare_exchange_weak(&hd_max_depth, &m, d))
+        ;
+}
+
+struct hd {
+    bool tree;        /* the wide tree (hd_tree), else chains (hd_wide) */
+    unsigned depth;   /* levels of each chain, or of the tree */
+    unsigned chains;  /* chains of the wide top */
+    double leaf_us;   /* a leaf job's time */
+    _Atomic uint64_t leaves;
+};
+
+struct hd_leaf {
+    struct hd *h;
+    unsigned level, chain;
+    uint64_t out;
+};
+
+static void hd_leaf(clove_task *t, void *arg)
+{
+    (void)t;
+    struct hd_leaf *l = arg;
+    hd_note();
+    /* Chains progress at different paces (1x to 5x), so that a thread deep
+     * in a fast one finds the rest of a slow one, still shallow, to help
+     * with. */
+    if (l->h->leaf_us > 0)
+        spin_us(l->h->leaf_us * (double)(1 + (l->chain * 7u) % 5u));
+    l->out = mix64(l->level + 1);
+    atomic_fetch_add_explicit(&l->h->leaves, 1, memory_order_relaxed);
+}
+
+/* A chain: at each level a frame of HD_FRAME bytes, a fork of the rest of
+ * the chain, and a leaf of this level's own work while the rest may run
+ * elsewhere. Every job shared is a deep one (the rest of a chain), so a
+ * thread that waits at a deep join and helps with a shallow one nests
+ * its whole depth on top of its own. */
+struct hd_rest {
+    struct hd *h;
+    unsigned level, chain;
+    uint64_t out;
+};
+
+static uint64_t hd_chain(clove_task *t, struct hd *h, unsigned level, unsigned chain);
+
+static void hd_rest_job(clove_task *t, void *arg)
+{
+    struct hd_rest *r = arg;
+    r->out = hd_chain(t, r->h, r->level, r->chain);
+}
+
+static uint64_t hd_chain(clove_task *t, struct hd *h, unsigned level, unsigned chain)
+{
+    volatile char pad[HD_FRAME];
+    pad[0] = (char)level;
+    pad[HD_FRAME - 1] = (char)level;
+    hd_note();
+    if (level == h->depth)
+        return (uint64_t)pad[0] & 0;
+    struct hd_rest rest = {h, level + 1, chain, 0};
+    clove_future f;
+    clove_fork(t, &f, hd_rest_job, &rest);
+    struct hd_leaf l = {h, level, chain, 0};
+    hd_leaf(t, &l);
+    if (!clove_join(t, &f))
+        hd_rest_job(t, &rest);
+    return rest.out + l.out + ((uint64_t)pad[HD_FRAME - 1] & 0);
+}
+
+struct hd_range {
+    struct hd *h;
+    unsigned lo, hi;
+    uint64_t out;
+};
+
+static uint64_t hd_wide(clove_task *t, struct hd *h, unsigned lo, unsigned hi);
+
+static void hd_wide_job(clove_task *t, void *arg)
+{
+    struct hd_range *r = arg;
+    r->out = hd_wide(t, r->h, r->lo, r->hi);
+}
+
+static uint64_t hd_wide(clove_task *t, struct hd *h, unsigned lo, unsigned hi)
+{
+    if (hi - lo == 1)
+        return hd_chain(t, h, 0, lo);
+    unsigned mid = lo + (hi - lo) / 2;
+    struct hd_range right = {h, mid, hi, 0};
+    clove_future f;
+    clove_fork(t, &f, hd_wide_job, &right);
+    uint64_t s = hd_wide(t, h, lo, mid);
+    if (!clove_join(t, &f))
+        hd_wide_job(t, &right);
+    return s + right.out;
+}
+
+/* The wide tree: every node forks HD_FAN - 1 children one after the other
+ * and calls the first itself, down to `depth` levels; leaves compute. */
+#define HD_FAN 8
+
+struct hd_node {
+    struct hd *h;
+    unsigned level;
+    uint64_t index, out;
+};
+
+static uint64_t hd_tree(clove_task *t, struct hd *h, unsigned level, uint64_t index);
+
+static void hd_node_job(clove_task *t, void *arg)
+{
+    struct hd_node *n = arg;
+    n->out = hd_tree(t, n->h, n->level, n->index);
+}
+
+static uint64_t hd_tree(clove_task *t, struct hd *h, unsigned level, uint64_t index)
+{
+    volatile char pad[HD_FRAME];
+    pad[0] = (char)level;
+    pad[HD_FRAME - 1] = (char)level;
+    hd_note();
+    if (level == h->depth) {
+        struct hd_leaf l = {h, level, (unsigned)index, 0};
+        hd_leaf(t, &l);
+        return l.out + ((uint64_t)pad[0] & 0);
+    }
+    struct hd_node kids[HD_FAN - 1];
+    clove_future f[HD_FAN - 1];
+    for (unsigned i = 0; i < HD_FAN - 1; i++) {
+        kids[i] = (struct hd_node){h, level + 1, index * HD_FAN + i + 1, 0};
+        clove_fork(t, &f[i], hd_node_job, &kids[i]);
+    }
+    uint64_t s = hd_tree(t, h, level + 1, index * HD_FAN);
+    for (unsigned i = HD_FAN - 1; i-- > 0;) {
+        if (!clove_join(t, &f[i]))
+            hd_node_job(t, &kids[i]);
+        s += kids[i].out;
+    }
+    return s + ((uint64_t)pad[HD_FRAME - 1] & 0);
+}
+
+struct hd_run {
+    clove_pool *p;
+    struct hd *h;
+    uint64_t out;
+};
+
+static void hd_fn(clove_task *t, void *arg)
+{
+    struct hd_run *r = arg;
+    if (r->h->tree)
+        r->out = hd_tree(t, r->h, 0, 0);
+    else
+        r->out = hd_wide(t, r->h, 0, r->h->chains);
+}
+
+static void *hd_main(void *arg)
+{
+    struct hd_run *r = arg;
+    (void)stack_top();
+    ASSERT_OK(clove_pool_run(r->p, hd_fn, r));
+    return NULL;
+}
+
+static uint64_t hd_leaves(const struct hd *h)
+{
+    if (!h->tree)
+        return (uint64_t)h->depth * h->chains;
+    uint64_t n = 1;
+    for (unsigned i = 0; i < h->depth; i++)
+        n *= HD_FAN;
+    return n;
+}
+
+static uint64_t hd_expect(const struct hd *h)
+{
+    uint64_t s = 0;
+    if (h->tree) {
+        for (uint64_t i = 0; i < hd_leaves(h); i++)
+            s += mix64(h->depth + 1);
+        return s;
+    }
+    for (unsigned i = 0; i < h->depth; i++)
+        s += mix64(i + 1);
+    return s * h->chains;
+}
+
+/* Deepest stack (bytes below the calling thread's top) of h on a pool of
+ * `threads` threads with worker stacks of `stack` bytes, the caller on a
+ * thread with a big stack. */
+size_t robust_help_depth(struct hd *h, unsigned threads, size_t stack);
+size_t robust_help_depth(struct hd *h, unsigned threads, size_t stack)
+{
+    clove_pool *p = pool_with(threads, stack);
+    struct hd_run r = {p, h, 0};
+    atomic_store(&hd_max_depth, 0);
+    atomic_store(&h->leaves, 0);
+    pthread_t th = spawn(hd_main, &r, (size_t)64 << 20);
+    ASSERT_OK(pthread_join(th, NULL));
+    clove_pool_destroy(p);
+    ASSERT_EQ_U(r.out, hd_expect(h));
+    ASSERT_EQ_U(atomic_load(&h->leaves), hd_leaves(h));
+    return atomic_load(&hd_max_depth);
+}
+
+/* What helping may add to the sequential depth: the library's frames of
+ * up to four nested helps (join_shared, run_one_locked, run_job_guarded:
+ * well under 1 KiB each) and a worker's frames below its first job. */
+#define HD_MARGIN ((size_t)8 << 10)
+
+/* The deepest stack over the sequential one, at 8, 16 and 64 threads on
+ * default stacks, for the chains and the wide tree: at most 1.1x plus
+ * HD_MARGIN (the bound holds by construction, whatever the timing). */
+static void hd_measure(struct hd *h, const char *what)
+{
+    double leaf = h->leaf_us;
+    h->leaf_us = 0;
+    size_t seq = robust_help_depth(h, 1, 0);
+    h->leaf_us = leaf;
+    static const unsigned threads[] = {8, 16, 64};
+    for (unsigned k = 0; k < 3; k++) {
+        size_t got = robust_help_depth(h, threads[k], 0);
+        test_log("help_depth_bound: %s: sequential %zu KB, %u threads %zu KB (%.3fx)\n", what,
+                 seq >> 10, threads[k], got >> 10, (double)got / (double)seq);
+        ASSERT_LE_U(got, seq + seq / 10 + HD_MARGIN);
+    }
+}
+
+void test_help_depth_bound(void)
+{
+    pthread_t wd = watchdog_start("help_depth_bound");
+    /* Bytes per level, from a short sequential chain. */
+    struct hd cal = {.depth = 200, .chains = 1, .leaf_us = 0};
+    size_t d200 = robust_help_depth(&cal, 1, 0);
+    cal.depth = 400;
+    size_t d400 = robust_help_depth(&cal, 1, 0);
+    size_t per_level = (d400 - d200) / 200;
+    ASSERT_LE_U(HD_FRAME, per_level);
+    /* A sequential depth of about 800 KB, on 1 MiB worker stacks: without
+     * the bound, a worker deep in one chain helps with the rest of
+     * another and overflows. */
+    const size_t worker_stack = (size_t)1 << 20;
+    struct hd h = {.depth = (unsigned)((800u << 10) / per_level), .chains = 64};
+    size_t seq = robust_help_depth(&h, 1, 0);
+    h.leaf_us = 1;
+    unsigned rounds = (unsigned)scaled(6, 3);
+    for (unsigned r = 0; r < rounds; r++) {
+        size_t got = robust_help_depth(&h, 16, worker_stack);
+        test_log("help_depth_bound: %zu bytes/level, %u levels: sequential %zu KB, "
+                 "16 threads on 1 MiB stacks %zu KB (%.3fx)\n",
+                 per_level, h.depth, seq >> 10, got >> 10, (double)got / (double)seq);
+        ASSERT_LE_U(got, seq + seq / 10 + HD_MARGIN);
+    }
+    /* Shallower chains, and the wide tree. */
+    struct hd chains = {.depth = 100, .chains = 64, .leaf_us = 1};
+    hd_measure(&chains, "chains of 100 levels");
+    struct hd tree = {.tree = true, .depth = (unsigned)scaled(5, 4), .leaf_us = 1};
+    hd_measure(&tree, "wide tree");
+    watchdog_stop(wd);
 }
 
 /* ------------------------------------------------------------------------ */
