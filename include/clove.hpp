@@ -36,9 +36,9 @@
  * trampoline catches, stores a std::exception_ptr and the C++ side rethrows
  * once the C call has returned, that is after all parallel parts have
  * finished. Without exceptions (-fno-exceptions) the same code compiles
- * without the try/catch. The one exception is the forced unwinding of a
- * cancelled or exiting thread (glibc's abi::__forced_unwind), which is
- * always rethrown, never stored (see CLOVE__CATCH_ALL below).
+ * without the try/catch. The one exception is the unwinding of a cancelled
+ * or exiting thread (glibc's abi::__forced_unwind), which is always
+ * rethrown, never stored (see CLOVE__PASS_FOREIGN below).
  *
  * See docs/api.md, section "C++", for the full contract.
  */
@@ -74,32 +74,30 @@
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
 #define CLOVE__CXX_EXCEPTIONS 1
 #define CLOVE__TRY try
+#define CLOVE__CATCH_ALL catch (...)
 #define CLOVE__CATCH_ANY catch (...)
-#if defined(__GLIBCXX__) && __has_include(<cxxabi.h>)
-#include <cxxabi.h>
-/* With glibc, a thread that is cancelled (pthread_cancel at a cancellation
- * point) or calls pthread_exit is unwound by an exception of this type:
- * it may be caught only to be rethrown, never stored or swallowed (the C
- * library aborts: "FATAL: exception not rethrown"). Every catch-all below
- * lets it pass on, after what must be done on the way (task::join). */
-#define CLOVE__FORCED_UNWIND 1
-#define CLOVE__CATCH_ALL catch (abi::__forced_unwind &) { throw; } catch (...)
-/* The trampolines that the C library calls, and that catch everything
- * else, are not noexcept then: the forced unwinding passes through them
- * and through the library's frames (built with unwind tables), and
- * clove_pool_run's cleanup (pool.c) finishes what the thread's run had
- * handed out. */
+/* First in every catch-all that stores or drops what it caught: a C++
+ * exception is kept (std::exception_ptr) and rethrown later, anything else
+ * is rethrown at once, never stored or swallowed. That is the unwinding of
+ * a thread that is cancelled or exits (pthread_cancel, pthread_exit: glibc
+ * aborts with "FATAL: exception not rethrown" when it is swallowed), or
+ * another language's exception; std::current_exception() is null for
+ * both. */
+#define CLOVE__PASS_FOREIGN \
+    if (!std::current_exception()) \
+        throw;
+/* So the trampolines that the C library calls are not noexcept: what
+ * CLOVE__PASS_FOREIGN rethrows leaves them, passes through the library's
+ * frames (built with unwind tables) and clove_pool_run's cleanup (pool.c),
+ * which finishes what the thread's run had handed out. */
 #define CLOVE__TRAMPOLINE_NOEXCEPT
 #else
-#define CLOVE__FORCED_UNWIND 0
-#define CLOVE__CATCH_ALL catch (...)
-#define CLOVE__TRAMPOLINE_NOEXCEPT noexcept
-#endif
-#else
-#define CLOVE__FORCED_UNWIND 0
 #define CLOVE__CXX_EXCEPTIONS 0
 #define CLOVE__TRY if (true)
 #define CLOVE__CATCH_ALL else
+#define CLOVE__CATCH_ANY else
+#define CLOVE__PASS_FOREIGN
+#define CLOVE__TRAMPOLINE_NOEXCEPT noexcept
 #endif
 
 namespace clove {
@@ -405,6 +403,7 @@ template <class G> void fork_trampoline(clove_task *t, void *p) CLOVE__TRAMPOLIN
     }
     CLOVE__CATCH_ALL
     {
+        CLOVE__PASS_FOREIGN
 #if CLOVE__CXX_EXCEPTIONS
         ::new (static_cast<void *>(&fr->e)) std::exception_ptr(std::current_exception());
         fr->failed = true;
@@ -425,7 +424,7 @@ template <class G> void finish_after_throw(task self, join_frame<G> &jf) CLOVE__
         slot<typename fork_frame<G>::R> dropped;
         dropped.fill(fb.side(), self);
     }
-    CLOVE__CATCH_ALL {}
+    CLOVE__CATCH_ALL { CLOVE__PASS_FOREIGN }
 }
 
 template <class G> void drop_after_unwind(task self, join_frame<G> &jf) noexcept
@@ -449,17 +448,16 @@ template <class F, class G> auto task::join(F &&f, G &&g) const
 
     detail::slot<RA> ra;
     CLOVE__TRY { ra.fill(f, self); }
-#if CLOVE__FORCED_UNWIND
-    catch (abi::__forced_unwind &)
-    {
-        detail::drop_after_unwind(self, jf);
-        throw;
-    }
-    catch (...)
-#else
     CLOVE__CATCH_ALL
-#endif
     {
+#if CLOVE__CXX_EXCEPTIONS
+        if (!std::current_exception()) {
+            /* The thread is being cancelled or exits (or a foreign
+             * exception): wait for g if it runs elsewhere, run it not. */
+            detail::drop_after_unwind(self, jf);
+            throw;
+        }
+#endif
         /* f threw: finish g first (its own exception, if any, is dropped:
          * f's wins), then let f's exception go on. Cold, out of line. */
         detail::finish_after_throw(self, jf);
@@ -508,6 +506,7 @@ template <class F> void run_trampoline(clove_task *t, void *p) CLOVE__TRAMPOLINE
     CLOVE__TRY { fr->r.fill(*fr->f, tk); }
     CLOVE__CATCH_ALL
     {
+        CLOVE__PASS_FOREIGN
 #if CLOVE__CXX_EXCEPTIONS
         fr->e = std::current_exception();
 #endif
@@ -623,7 +622,7 @@ template <class B> void for_trampoline(clove_task *t, std::size_t lo, std::size_
             for (std::size_t i = lo; i < hi; i++)
                 std::invoke(body, i);
     }
-    CLOVE__CATCH_ALL { fr->err.record(); }
+    CLOVE__CATCH_ALL { CLOVE__PASS_FOREIGN fr->err.record(); }
 }
 
 } // namespace detail
@@ -733,7 +732,7 @@ template <class T, class Fold, class Combine> void reduce_init(void *acc, void *
     if (fr->err.failed())
         return;
     CLOVE__TRY { box->make(*fr->identity); }
-    CLOVE__CATCH_ALL { fr->err.record(); }
+    CLOVE__CATCH_ALL { CLOVE__PASS_FOREIGN fr->err.record(); }
 }
 
 template <class T, class Fold, class Combine>
@@ -757,7 +756,7 @@ void reduce_body(clove_task *, std::size_t lo, std::size_t hi, void *acc, void *
             for (std::size_t i = lo; i < hi; i++)
                 std::invoke(fold, a, i);
     }
-    CLOVE__CATCH_ALL { fr->err.record(); }
+    CLOVE__CATCH_ALL { CLOVE__PASS_FOREIGN fr->err.record(); }
 }
 
 template <class T, class Fold, class Combine> void reduce_combine(void *left, void *right, void *ctx) CLOVE__TRAMPOLINE_NOEXCEPT
@@ -779,7 +778,7 @@ template <class T, class Fold, class Combine> void reduce_combine(void *left, vo
             else
                 std::invoke(combine, l->get(), r->get());
         }
-        CLOVE__CATCH_ALL { fr->err.record(); }
+        CLOVE__CATCH_ALL { CLOVE__PASS_FOREIGN fr->err.record(); }
     }
     r->kill();
 }
@@ -1005,7 +1004,7 @@ template <class D, bool Heap> void spawn_job(clove_task *t, clove_scope *s, void
     if (!st->err.failed()) {
         scope_ref ref(t, s, st);
         CLOVE__TRY { call_spawned(rec->fn, ref); }
-        CLOVE__CATCH_ALL { st->err.record(); }
+        CLOVE__CATCH_ALL { CLOVE__PASS_FOREIGN st->err.record(); }
     }
     if constexpr (Heap)
         delete rec;
@@ -1018,7 +1017,7 @@ template <class F> void scope_top_fn(clove_task *t, clove_scope *s, void *p) CLO
     auto *top = static_cast<scope_top<F> *>(p);
     scope_ref ref(t, s, top->st);
     CLOVE__TRY { call_spawned(*top->f, ref); }
-    CLOVE__CATCH_ALL { top->st->err.record(); }
+    CLOVE__CATCH_ALL { CLOVE__PASS_FOREIGN top->st->err.record(); }
 }
 
 } // namespace detail
@@ -1189,7 +1188,7 @@ void stable_sort(task t, RandomIt first, RandomIt last, Compare comp = Compare()
 #undef CLOVE__TRY
 #undef CLOVE__CATCH_ALL
 #undef CLOVE__CATCH_ANY
-#undef CLOVE__FORCED_UNWIND
+#undef CLOVE__PASS_FOREIGN
 #undef CLOVE__TRAMPOLINE_NOEXCEPT
 #undef CLOVE__CXX_EXCEPTIONS
 

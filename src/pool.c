@@ -26,6 +26,17 @@
 #endif
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define CLOVE__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CLOVE__ASAN 1
+#endif
+#endif
+#ifdef CLOVE__ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 static _Thread_local clove_task *tls_current;
 
 clove_task *clove__current(void) { return tls_current; }
@@ -674,6 +685,14 @@ static void run_end(struct run_ctx *c)
 static void run_abandoned(void *arg)
 {
     struct run_ctx *c = arg;
+#ifdef CLOVE__ASAN
+    /* The unwinding left AddressSanitizer's shadow of the frames it left
+     * (run_on's, fn's) as it was, red zones included, and the frames
+     * called from here reuse that memory: clear it, as its interceptors
+     * of longjmp and __cxa_throw do. */
+    char *frame = CLOVE__FRAME();
+    __asan_unpoison_memory_region(frame - 2 * ABANDON_ROOM, 2 * ABANDON_ROOM);
+#endif
     clove__task_abandon(c->task);
     clove__set_current(c->outer);
     run_end(c);

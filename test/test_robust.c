@@ -144,6 +144,23 @@ static void pool_still_works(clove_pool *p, unsigned callers)
 
 enum leave_how { LEAVE_CANCEL, LEAVE_EXIT };
 
+/* ThreadSanitizer's runtime loses track of a thread that is cancelled
+ * inside one of its intercepted blocking calls (usleep here): the mutexes
+ * the thread takes afterwards, in clove_pool_run's cleanup, are not
+ * recorded, and it reports races under the pool lock. So its builds leave
+ * runs by pthread_exit only, which unwinds the same way. */
+#ifdef CLOVE_TSAN
+#define CANCEL_TESTABLE 0
+#else
+#define CANCEL_TESTABLE 1
+#endif
+
+/* Round r's way out: both, alternating, where the build allows. */
+static enum leave_how leave_how_of(unsigned r)
+{
+    return CANCEL_TESTABLE && r % 2 == 0 ? LEAVE_CANCEL : LEAVE_EXIT;
+}
+
 #define AB_FORKS 8
 
 struct ab_ctx {
@@ -238,9 +255,9 @@ void test_cancel_entry_task(void)
     unsigned rounds = (unsigned)scaled(6, 2);
     for (unsigned r = 0; r < rounds; r++) {
         clove_pool *p = pool_with(4, 0);
-        abandon_once(p, r % 2 ? LEAVE_EXIT : LEAVE_CANCEL);
+        abandon_once(p, leave_how_of(r));
         pool_still_works(p, r % 2 ? 1 : 3);
-        abandon_once(p, r % 2 ? LEAVE_CANCEL : LEAVE_EXIT);
+        abandon_once(p, leave_how_of(r + 1));
         clove_pool_destroy(p);
     }
     watchdog_stop(wd);
@@ -259,7 +276,7 @@ static void hold_fn(clove_task *t, void *arg)
     (void)t;
     struct hold_ctx *h = arg;
     for (unsigned r = 0; r < h->rounds; r++) {
-        abandon_once(h->p, r % 2 ? LEAVE_EXIT : LEAVE_CANCEL);
+        abandon_once(h->p, leave_how_of(r));
         pool_still_works(h->p, 1 + r % 3);
     }
 }
@@ -389,6 +406,10 @@ static void help_watch(struct help_ctx *c)
 
 void test_cancel_while_helping(void)
 {
+    if (!CANCEL_TESTABLE) {
+        test_log("cancel_while_helping: not under ThreadSanitizer (see CANCEL_TESTABLE)\n");
+        return;
+    }
     pthread_t wd = watchdog_start("cancel_while_helping");
     unsigned rounds = (unsigned)scaled(5, 2);
     for (unsigned r = 0; r < rounds; r++) {
@@ -644,6 +665,23 @@ size_t robust_help_depth(struct hd *h, unsigned threads, size_t stack)
     return atomic_load(&hd_max_depth);
 }
 
+/* Stack in use at the start of a new thread, below its stack's top (the
+ * C library's thread descriptor and static TLS live there too). */
+static void *base_depth_main(void *arg)
+{
+    char here;
+    *(size_t *)arg = stack_top() - (uintptr_t)&here;
+    return NULL;
+}
+
+static size_t thread_base_depth(void)
+{
+    size_t d = 0;
+    pthread_t th = spawn(base_depth_main, &d, (size_t)1 << 20);
+    ASSERT_OK(pthread_join(th, NULL));
+    return d;
+}
+
 /* What helping may add to the sequential depth: the library's frames of
  * up to four nested helps (join_shared, run_one_locked, run_job_guarded:
  * well under 1 KiB each) and a worker's frames below its first job. */
@@ -679,8 +717,13 @@ void test_help_depth_bound(void)
     ASSERT_LE_U(HD_FRAME, per_level);
     /* A sequential depth of about 800 KB, on 1 MiB worker stacks: without
      * the bound, a worker deep in one chain helps with the rest of
-     * another and overflows. */
-    const size_t worker_stack = (size_t)1 << 20;
+     * another and overflows. (Where a thread's stack also holds a large
+     * static TLS block, as with ThreadSanitizer's runtime, the stacks get
+     * that much more.) */
+    size_t worker_stack = (size_t)1 << 20;
+    size_t tls = thread_base_depth();
+    if (tls > ((size_t)16 << 10))
+        worker_stack += (tls + 0xFFFF) & ~(size_t)0xFFFF;
     struct hd h = {.depth = (unsigned)((800u << 10) / per_level), .chains = 64};
     size_t seq = robust_help_depth(&h, 1, 0);
     h.leaf_us = 1;
@@ -688,8 +731,9 @@ void test_help_depth_bound(void)
     for (unsigned r = 0; r < rounds; r++) {
         size_t got = robust_help_depth(&h, 16, worker_stack);
         test_log("help_depth_bound: %zu bytes/level, %u levels: sequential %zu KB, "
-                 "16 threads on 1 MiB stacks %zu KB (%.3fx)\n",
-                 per_level, h.depth, seq >> 10, got >> 10, (double)got / (double)seq);
+                 "16 threads on %zu KiB stacks %zu KB (%.3fx)\n",
+                 per_level, h.depth, seq >> 10, worker_stack >> 10, got >> 10,
+                 (double)got / (double)seq);
         ASSERT_LE_U(got, seq + seq / 10 + HD_MARGIN);
     }
     /* Shallower chains, and the wide tree. */
@@ -786,7 +830,13 @@ static void rss_check(size_t before, const char *what)
     }
     test_log("jobstack_rss_returned: %s: RSS %zu KB before, %zu KB %.3f s after the work\n",
              what, before >> 10, after >> 10, now_s() - t0);
+#ifdef CLOVE_TSAN
+    /* ThreadSanitizer's shadow of the pages the forks wrote (several
+     * times their size) stays when the pages themselves are given back. */
+    (void)before;
+#else
     ASSERT_LE_U(after, 2 * before);
+#endif
 }
 
 void test_jobstack_rss_returned(void)

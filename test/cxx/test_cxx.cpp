@@ -785,6 +785,15 @@ static void test_scope_exceptions()
 // another worker: the C library's forced unwinding passes through the
 // trampolines and clove_pool_run (never stored as an exception), g is
 // finished first, and the pool stays usable.
+// ThreadSanitizer's runtime loses track of a thread cancelled inside one of
+// its intercepted blocking calls (usleep), so its build tests pthread_exit
+// only, which unwinds the same way (see test/test_robust.c).
+#if defined(CLOVE_TSAN) || defined(__SANITIZE_THREAD__)
+static constexpr bool kCancelTestable = false;
+#else
+static constexpr bool kCancelTestable = true;
+#endif
+
 struct cancel_state {
     clove::pool *p;
     bool use_exit;
@@ -830,7 +839,7 @@ static void *cancel_thread_main(void *arg)
 static void test_cancel_in_run()
 {
     for (unsigned threads : {1u, 2u, 4u}) {
-        for (int use_exit = 0; use_exit < 2; use_exit++) {
+        for (int use_exit = kCancelTestable ? 0 : 1; use_exit < 2; use_exit++) {
             clove::pool p = make_pool(threads);
             cancel_state s;
             s.p = &p;
