@@ -435,7 +435,9 @@ CLOVE_API int clove_sort_stable(clove_task *t, void *base, size_t nmemb, size_t 
  *             (guarded by the pool lock; src/internal.h has the bits, the
  *             kind among them). These records lie below bottom.
  * Whoever runs a taken record stores the job's result (0 for a clove_fork
- * job) in out.value before marking it DONE. When CLOVE_DEBUG, the fork
+ * job) in out.value before marking it DONE; while it runs, arg holds the
+ * taker's own top (the library reads the argument only when it takes the
+ * record). When CLOVE_DEBUG, the fork
  * also stores its key in state (the stamp that clove__debug_fork checks;
  * the library's own forks store 0 there, which is no key).
  */

@@ -24,7 +24,7 @@
  *
  * Every result is checked; hangs fail through a watchdog.
  */
-#include "test.h"
+#include "load.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -748,17 +748,6 @@ void test_help_depth_bound(void)
 /* Job-stack memory given back                                              */
 /* ------------------------------------------------------------------------ */
 
-static size_t rss_bytes(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (f == NULL)
-        return 0;
-    unsigned long size = 0, res = 0;
-    int n = fscanf(f, "%lu %lu", &size, &res);
-    fclose(f);
-    return n == 2 ? (size_t)res * (size_t)sysconf(_SC_PAGESIZE) : 0;
-}
-
 struct rss_ctx {
     clove_pool *p;
     size_t forks;
@@ -823,10 +812,10 @@ static uint64_t rss_expect(size_t forks)
 static void rss_check(size_t before, const char *what)
 {
     double t0 = now_s();
-    size_t after = rss_bytes();
+    size_t after = load_rss_bytes();
     while (after > 2 * before && now_s() - t0 < 1.0) {
         sleep_us(10000);
-        after = rss_bytes();
+        after = load_rss_bytes();
     }
     test_log("jobstack_rss_returned: %s: RSS %zu KB before, %zu KB %.3f s after the work\n",
              what, before >> 10, after >> 10, now_s() - t0);
@@ -844,7 +833,7 @@ void test_jobstack_rss_returned(void)
     pthread_t wd = watchdog_start("jobstack_rss_returned");
     clove_pool *p = pool_with(8, 0);
     pool_still_works(p, 1);
-    size_t before = rss_bytes();
+    size_t before = load_rss_bytes();
     /* Eight threads at once, each nesting a million forks before it joins
      * (the entry task and seven registered ones). */
     enum { CALLERS = 8 };
