@@ -266,6 +266,11 @@ void load_run(struct load *ld)
         ASSERT_OK(pthread_join(c[i].th, NULL));
     ld->elapsed = now_s() - t0;
     ld->rss_end = load_rss_bytes();
+    ld->rss_peak = ld->rss_end;
+    if (ld->rss_max_first_half > ld->rss_peak)
+        ld->rss_peak = ld->rss_max_first_half;
+    if (ld->rss_max_second_half > ld->rss_peak)
+        ld->rss_peak = ld->rss_max_second_half;
 
     uint64_t hist[LOAD_BUCKETS] = {0};
     ld->calls = 0;

@@ -27,6 +27,7 @@ struct load {
     uint64_t calls, p50_ns, p99_ns, max_ns;
     uint64_t min_caller, max_caller; /* calls of the least / most served caller */
     size_t rss_first, rss_max_first_half, rss_max_second_half, rss_end;
+    size_t rss_peak; /* the largest RSS seen, the end included */
 };
 
 /* Run the load; every call's result is checked (a failure ends the
