@@ -577,6 +577,14 @@ static void check_not_left(clove_task *outer, const void *frame, const void *sit
  * frame (where argument blocks of jobs still running elsewhere lie) while
  * it waits for those jobs.
  */
+#if defined(CLOVE__SELF_TSAN) || defined(CLOVE__ASAN)
+/* The sanitizers' instrumentation would give this frame a landing pad
+ * (ThreadSanitizer's function exit, AddressSanitizer's unpoisoning), and
+ * the unwinder resumes from a landing pad on the stack below its frame:
+ * over fn's frames, while jobs that fn forked may still use them. Left
+ * uninstrumented, it has none, as in the plain build. */
+__attribute__((no_sanitize("thread", "address")))
+#endif
 static CLOVE__NOINLINE void run_on(struct run_ctx *c, clove_fn *fn, void *arg)
 {
 #if defined(__GNUC__) || defined(__clang__)

@@ -287,13 +287,7 @@ void test_cancel_entry_task(void)
          * of the same pool (a nested call on the same task). */
         clove_pool *q = pool_with(3, 0);
         abandon_nested(p, q, leave_how_of(r));
-#ifndef CLOVE_TSAN
-        /* Under ThreadSanitizer, in this case only, the frames the thread
-         * left were seen overwritten while clove_pool_run's cleanup still
-         * waited (not in the plain and ASan builds, nor with 64 KiB of
-         * room for the cleanup): left out there. */
         abandon_nested(p, p, leave_how_of(r + 1));
-#endif
         pool_still_works(q, 2);
         pool_still_works(p, 2);
         clove_pool_destroy(q);
