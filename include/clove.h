@@ -86,7 +86,8 @@
  * clove_config.stack_size / 32, if that is more): more than the C stack
  * can nest with default thread stacks, since every nested fork is also a
  * nested call. It is reserved address space (mmap), of which only the
- * touched pages take memory. Nesting deeper aborts with a message when
+ * touched pages take memory, and those beyond the first 64 KiB are given
+ * back when the run (or a worker's job) that touched them ends. Nesting deeper aborts with a message when
  * CLOVE_DEBUG is non-zero; otherwise it faults on a guard page, like a C
  * stack overflow.
  *
@@ -263,7 +264,13 @@ CLOVE_API void clove_pool_destroy(clove_pool *pool);
  * (one compare-and-swap, no lock); others get a task of their own.
  * Returns 0, or without calling fn: EINVAL (pool or fn NULL), ENOMEM (no
  * job stack could be mapped for a thread entering while others are inside;
- * the entry task's is mapped by clove_pool_create). */
+ * the entry task's is mapped by clove_pool_create).
+ * pthread_cancel (at a cancellation point in fn or in a fork the thread
+ * runs itself) and pthread_exit inside fn are safe: forks that other
+ * workers took are waited for, the others dropped, and the run ends as if
+ * fn had returned. Jobs the thread runs for other tasks while it waits at
+ * a join are not cancellable. longjmp out of fn is not supported (the
+ * thread's next clove_pool_run aborts with a message). See docs/api.md. */
 CLOVE_API int clove_pool_run(clove_pool *pool, clove_fn *fn, void *arg);
 
 /* Workers of the pool including the calling thread (config.threads after
@@ -429,7 +436,9 @@ CLOVE_API int clove_sort_stable(clove_task *t, void *base, size_t nmemb, size_t 
  *             (guarded by the pool lock; src/internal.h has the bits, the
  *             kind among them). These records lie below bottom.
  * Whoever runs a taken record stores the job's result (0 for a clove_fork
- * job) in out.value before marking it DONE. When CLOVE_DEBUG, the fork
+ * job) in out.value before marking it DONE; while it runs, arg holds the
+ * taker's own top (the library reads the argument only when it takes the
+ * record). When CLOVE_DEBUG, the fork
  * also stores its key in state (the stamp that clove__debug_fork checks;
  * the library's own forks store 0 there, which is no key).
  */

@@ -36,7 +36,9 @@
  * trampoline catches, stores a std::exception_ptr and the C++ side rethrows
  * once the C call has returned, that is after all parallel parts have
  * finished. Without exceptions (-fno-exceptions) the same code compiles
- * without the try/catch.
+ * without the try/catch. The one exception is the unwinding of a cancelled
+ * or exiting thread (glibc's abi::__forced_unwind), which is always
+ * rethrown, never stored (see CLOVE__PASS_FOREIGN below).
  *
  * See docs/api.md, section "C++", for the full contract.
  */
@@ -73,10 +75,29 @@
 #define CLOVE__CXX_EXCEPTIONS 1
 #define CLOVE__TRY try
 #define CLOVE__CATCH_ALL catch (...)
+#define CLOVE__CATCH_ANY catch (...)
+/* First in every catch-all that stores or drops what it caught: a C++
+ * exception is kept (std::exception_ptr) and rethrown later, anything else
+ * is rethrown at once, never stored or swallowed. That is the unwinding of
+ * a thread that is cancelled or exits (pthread_cancel, pthread_exit: glibc
+ * aborts with "FATAL: exception not rethrown" when it is swallowed), or
+ * another language's exception; std::current_exception() is null for
+ * both. */
+#define CLOVE__PASS_FOREIGN \
+    if (!std::current_exception()) \
+        throw;
+/* So the trampolines that the C library calls are not noexcept: what
+ * CLOVE__PASS_FOREIGN rethrows leaves them, passes through the library's
+ * frames (built with unwind tables) and clove_pool_run's cleanup (pool.c),
+ * which finishes what the thread's run had handed out. */
+#define CLOVE__TRAMPOLINE_NOEXCEPT
 #else
 #define CLOVE__CXX_EXCEPTIONS 0
 #define CLOVE__TRY if (true)
 #define CLOVE__CATCH_ALL else
+#define CLOVE__CATCH_ANY else
+#define CLOVE__PASS_FOREIGN
+#define CLOVE__TRAMPOLINE_NOEXCEPT noexcept
 #endif
 
 namespace clove {
@@ -288,7 +309,7 @@ template <class G> struct fork_frame {
     }
 };
 
-template <class G> void fork_trampoline(clove_task *t, void *p) noexcept;
+template <class G> void fork_trampoline(clove_task *t, void *p) CLOVE__TRAMPOLINE_NOEXCEPT;
 
 /* A join's future and g's side, in one object: the cold paths that need
  * both (f threw; g threw elsewhere) get one address, so the joining frame
@@ -307,7 +328,16 @@ template <class G>
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline, cold))
 #endif
-void finish_after_throw(task self, join_frame<G> &jf) noexcept;
+void finish_after_throw(task self, join_frame<G> &jf) CLOVE__TRAMPOLINE_NOEXCEPT;
+
+/* The thread is being cancelled (or exits) inside f: wait for g if it
+ * runs elsewhere (it may use what the frames being unwound hold) and drop
+ * its result; g that nobody took is not run. */
+template <class G>
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline, cold))
+#endif
+void drop_after_unwind(task self, join_frame<G> &jf) noexcept;
 
 /* g threw on another worker: rethrow that exception here. */
 template <class G>
@@ -362,7 +392,7 @@ template <class F> decltype(auto) call_task(F &f, task &t)
         return std::invoke(f);
 }
 
-template <class G> void fork_trampoline(clove_task *t, void *p) noexcept
+template <class G> void fork_trampoline(clove_task *t, void *p) CLOVE__TRAMPOLINE_NOEXCEPT
 {
     auto *fr = static_cast<fork_frame<G> *>(p);
     task tk(t);
@@ -373,6 +403,7 @@ template <class G> void fork_trampoline(clove_task *t, void *p) noexcept
     }
     CLOVE__CATCH_ALL
     {
+        CLOVE__PASS_FOREIGN
 #if CLOVE__CXX_EXCEPTIONS
         ::new (static_cast<void *>(&fr->e)) std::exception_ptr(std::current_exception());
         fr->failed = true;
@@ -380,7 +411,7 @@ template <class G> void fork_trampoline(clove_task *t, void *p) noexcept
     }
 }
 
-template <class G> void finish_after_throw(task self, join_frame<G> &jf) noexcept
+template <class G> void finish_after_throw(task self, join_frame<G> &jf) CLOVE__TRAMPOLINE_NOEXCEPT
 {
     clove_future &fut = jf.fut;
     fork_frame<G> &fb = jf.fb;
@@ -393,7 +424,13 @@ template <class G> void finish_after_throw(task self, join_frame<G> &jf) noexcep
         slot<typename fork_frame<G>::R> dropped;
         dropped.fill(fb.side(), self);
     }
-    CLOVE__CATCH_ALL {}
+    CLOVE__CATCH_ALL { CLOVE__PASS_FOREIGN }
+}
+
+template <class G> void drop_after_unwind(task self, join_frame<G> &jf) noexcept
+{
+    if (clove_join(self.get(), &jf.fut))
+        jf.fb.discard_taken();
 }
 
 } // namespace detail
@@ -413,6 +450,14 @@ template <class F, class G> auto task::join(F &&f, G &&g) const
     CLOVE__TRY { ra.fill(f, self); }
     CLOVE__CATCH_ALL
     {
+#if CLOVE__CXX_EXCEPTIONS
+        if (!std::current_exception()) {
+            /* The thread is being cancelled or exits (or a foreign
+             * exception): wait for g if it runs elsewhere, run it not. */
+            detail::drop_after_unwind(self, jf);
+            throw;
+        }
+#endif
         /* f threw: finish g first (its own exception, if any, is dropped:
          * f's wins), then let f's exception go on. Cold, out of line. */
         detail::finish_after_throw(self, jf);
@@ -454,13 +499,14 @@ template <class F> struct run_frame {
     slot<R> r;
     std::exception_ptr e;
 };
-template <class F> void run_trampoline(clove_task *t, void *p) noexcept
+template <class F> void run_trampoline(clove_task *t, void *p) CLOVE__TRAMPOLINE_NOEXCEPT
 {
     auto *fr = static_cast<run_frame<F> *>(p);
     task tk(t);
     CLOVE__TRY { fr->r.fill(*fr->f, tk); }
     CLOVE__CATCH_ALL
     {
+        CLOVE__PASS_FOREIGN
 #if CLOVE__CXX_EXCEPTIONS
         fr->e = std::current_exception();
 #endif
@@ -555,7 +601,7 @@ template <class B> struct for_frame {
     error_box err;
 };
 
-template <class B> void for_trampoline(clove_task *t, std::size_t lo, std::size_t hi, void *p) noexcept
+template <class B> void for_trampoline(clove_task *t, std::size_t lo, std::size_t hi, void *p) CLOVE__TRAMPOLINE_NOEXCEPT
 {
     auto *fr = static_cast<for_frame<B> *>(p);
     if (fr->err.failed())
@@ -576,7 +622,7 @@ template <class B> void for_trampoline(clove_task *t, std::size_t lo, std::size_
             for (std::size_t i = lo; i < hi; i++)
                 std::invoke(body, i);
     }
-    CLOVE__CATCH_ALL { fr->err.record(); }
+    CLOVE__CATCH_ALL { CLOVE__PASS_FOREIGN fr->err.record(); }
 }
 
 } // namespace detail
@@ -678,7 +724,7 @@ template <class T, class Fold, class Combine> struct reduce_frame {
     error_box err;
 };
 
-template <class T, class Fold, class Combine> void reduce_init(void *acc, void *ctx) noexcept
+template <class T, class Fold, class Combine> void reduce_init(void *acc, void *ctx) CLOVE__TRAMPOLINE_NOEXCEPT
 {
     auto *fr = static_cast<reduce_frame<T, Fold, Combine> *>(ctx);
     auto *box = static_cast<acc_box<T> *>(acc);
@@ -686,11 +732,11 @@ template <class T, class Fold, class Combine> void reduce_init(void *acc, void *
     if (fr->err.failed())
         return;
     CLOVE__TRY { box->make(*fr->identity); }
-    CLOVE__CATCH_ALL { fr->err.record(); }
+    CLOVE__CATCH_ALL { CLOVE__PASS_FOREIGN fr->err.record(); }
 }
 
 template <class T, class Fold, class Combine>
-void reduce_body(clove_task *, std::size_t lo, std::size_t hi, void *acc, void *ctx) noexcept
+void reduce_body(clove_task *, std::size_t lo, std::size_t hi, void *acc, void *ctx) CLOVE__TRAMPOLINE_NOEXCEPT
 {
     auto *fr = static_cast<reduce_frame<T, Fold, Combine> *>(ctx);
     auto *box = static_cast<acc_box<T> *>(acc);
@@ -710,10 +756,10 @@ void reduce_body(clove_task *, std::size_t lo, std::size_t hi, void *acc, void *
             for (std::size_t i = lo; i < hi; i++)
                 std::invoke(fold, a, i);
     }
-    CLOVE__CATCH_ALL { fr->err.record(); }
+    CLOVE__CATCH_ALL { CLOVE__PASS_FOREIGN fr->err.record(); }
 }
 
-template <class T, class Fold, class Combine> void reduce_combine(void *left, void *right, void *ctx) noexcept
+template <class T, class Fold, class Combine> void reduce_combine(void *left, void *right, void *ctx) CLOVE__TRAMPOLINE_NOEXCEPT
 {
     auto *fr = static_cast<reduce_frame<T, Fold, Combine> *>(ctx);
     auto *l = static_cast<acc_box<T> *>(left);
@@ -732,7 +778,7 @@ template <class T, class Fold, class Combine> void reduce_combine(void *left, vo
             else
                 std::invoke(combine, l->get(), r->get());
         }
-        CLOVE__CATCH_ALL { fr->err.record(); }
+        CLOVE__CATCH_ALL { CLOVE__PASS_FOREIGN fr->err.record(); }
     }
     r->kill();
 }
@@ -880,13 +926,13 @@ template <class D> struct spawn_rec {
     D fn;
 };
 
-template <class D, bool Heap> void spawn_job(clove_task *t, clove_scope *s, void *p) noexcept;
+template <class D, bool Heap> void spawn_job(clove_task *t, clove_scope *s, void *p) CLOVE__TRAMPOLINE_NOEXCEPT;
 
 template <class F> struct scope_top {
     scope_state *st;
     F *f;
 };
-template <class F> void scope_top_fn(clove_task *t, clove_scope *s, void *p) noexcept;
+template <class F> void scope_top_fn(clove_task *t, clove_scope *s, void *p) CLOVE__TRAMPOLINE_NOEXCEPT;
 
 } // namespace detail
 
@@ -925,8 +971,8 @@ public:
     }
 
 private:
-    template <class D, bool Heap> friend void detail::spawn_job(clove_task *, clove_scope *, void *) noexcept;
-    template <class F> friend void detail::scope_top_fn(clove_task *, clove_scope *, void *) noexcept;
+    template <class D, bool Heap> friend void detail::spawn_job(clove_task *, clove_scope *, void *) CLOVE__TRAMPOLINE_NOEXCEPT;
+    template <class F> friend void detail::scope_top_fn(clove_task *, clove_scope *, void *) CLOVE__TRAMPOLINE_NOEXCEPT;
     scope_ref(clove_task *t, clove_scope *s, detail::scope_state *st) noexcept : t_(t), s_(s), st_(st) {}
     clove_task *t_;
     clove_scope *s_;
@@ -951,14 +997,14 @@ template <class F> void call_spawned(F &f, scope_ref &s)
     }
 }
 
-template <class D, bool Heap> void spawn_job(clove_task *t, clove_scope *s, void *p) noexcept
+template <class D, bool Heap> void spawn_job(clove_task *t, clove_scope *s, void *p) CLOVE__TRAMPOLINE_NOEXCEPT
 {
     auto *rec = static_cast<spawn_rec<D> *>(p);
     scope_state *st = rec->st;
     if (!st->err.failed()) {
         scope_ref ref(t, s, st);
         CLOVE__TRY { call_spawned(rec->fn, ref); }
-        CLOVE__CATCH_ALL { st->err.record(); }
+        CLOVE__CATCH_ALL { CLOVE__PASS_FOREIGN st->err.record(); }
     }
     if constexpr (Heap)
         delete rec;
@@ -966,12 +1012,12 @@ template <class D, bool Heap> void spawn_job(clove_task *t, clove_scope *s, void
         rec->~spawn_rec<D>();
 }
 
-template <class F> void scope_top_fn(clove_task *t, clove_scope *s, void *p) noexcept
+template <class F> void scope_top_fn(clove_task *t, clove_scope *s, void *p) CLOVE__TRAMPOLINE_NOEXCEPT
 {
     auto *top = static_cast<scope_top<F> *>(p);
     scope_ref ref(t, s, top->st);
     CLOVE__TRY { call_spawned(*top->f, ref); }
-    CLOVE__CATCH_ALL { top->st->err.record(); }
+    CLOVE__CATCH_ALL { CLOVE__PASS_FOREIGN top->st->err.record(); }
 }
 
 } // namespace detail
@@ -1084,8 +1130,11 @@ template <class T> struct sort_buffer {
             return;
         if constexpr (!std::is_trivially_destructible_v<T>) {
             T *q = p;
+            /* A destructor: nothing may leave it (a forced unwinding
+             * cannot start here: the thread is unwinding already, or
+             * not cancelled). */
             CLOVE__TRY { parallel_for(t, 0, live, [q](std::size_t lo, std::size_t hi) { std::destroy(q + lo, q + hi); }); }
-            CLOVE__CATCH_ALL {}
+            CLOVE__CATCH_ANY {}
         }
         std::allocator<T>().deallocate(p, cap);
     }
@@ -1138,6 +1187,9 @@ void stable_sort(task t, RandomIt first, RandomIt last, Compare comp = Compare()
 
 #undef CLOVE__TRY
 #undef CLOVE__CATCH_ALL
+#undef CLOVE__CATCH_ANY
+#undef CLOVE__PASS_FOREIGN
+#undef CLOVE__TRAMPOLINE_NOEXCEPT
 #undef CLOVE__CXX_EXCEPTIONS
 
 #endif /* C++17 */

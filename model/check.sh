@@ -102,6 +102,8 @@ verify hbquiet1         pass np     "-DNW=1 -DPROGRESS_BEAT"
 verify lostkick1        pass ltl    "-DNW=1 -DLONGWORK"
 verify lostkick1-spur   pass ltl    "-DNW=1 -DLONGWORK -DSPURIOUS"
 verify leaf1            pass leaf   "-DNW=1"
+verify abandon1         pass safety "-DNW=1 -DABANDON"
+verify abandon1-term    pass npf    "-DNW=1 -DABANDON"
 
 echo "== bug variants (2 tasks), each must be caught"
 verify bug-reclaim      fail safety "-DNW=1 -DBUG_RECLAIM_KEEPS_SLOT" 'assertion violated'
@@ -122,6 +124,7 @@ verify bug-stealnobeat  fail leaf   "-DNW=1 -DBUG_STEAL_NO_BEAT" 'acceptance cyc
 verify bug-loadstoreclear fail leaf "-DNW=1 -DBUG_LOAD_STORE_CLEAR" 'acceptance cycle'
 verify bug-nohandlerrearm fail leaf "-DNW=1 -DBUG_NO_HANDLER_REARM" 'acceptance cycle'
 verify bug-shareemptylist fail safety "-DNW=1 -DBUG_SHARE_EMPTY_LIST" 'assertion violated \(qlen>0\)'
+verify bug-abandonnowait fail safety "-DNW=1 -DABANDON -DBUG_ABANDON_NO_WAIT" 'assertion violated'
 
 if [ $level != quick ]; then
     echo "== the spec's handler (step 1 load+store, no re-arm; with the empty-list guard): safe, not live"

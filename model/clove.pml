@@ -121,6 +121,12 @@
 /* guarded by pool->lock */
 byte fst[NJ];                /* record states */
 byte fowner[NJ];             /* ring entry's owner */
+byte fkd[NJ];                /* the owner's frame that forked it (its
+                              * job-stack position, in frame terms) */
+byte ftk[NJ];                /* TAKEN: the taker, and the frame index the */
+byte fsp[NJ];                /* job runs at on it (its top when it took
+                              * it, which the C code keeps in the record's
+                              * arg): helping's leapfrog rule */
 byte fslot[NJ];              /* ring slot of a SHARED record */
 byte rjob[NJ];               /* ring slots: job id, 0 = hole/empty */
 byte rhead, rtail;           /* ring_head, ring_tail (kept trimmed) */
@@ -129,6 +135,7 @@ byte nidle;                  /* idle_count (seq_cst stores under the lock) */
 bit  idle[NT];               /* task->idle */
 byte waiting_on[NT];         /* task->waiting_on (0 = NULL) */
 bit  reg0;                   /* task 0 is in pool->registered */
+bit  abandoned;              /* ABANDON: task 0 left its run at a join */
 byte young0;                 /* passes that may still skip task 0's run as
                               * young (the run-age gate, HB_RUN_AGE_DIV):
                               * YOUNG_SKIPS at each run start, so that the
@@ -238,7 +245,15 @@ inline idle_remove(t) {
  * task is on its way to look at the ring (what the relay in
  * clove__join_slow is for). */
 inline check_inv() {
-    assert(!(RING_NONEMPTY && nidle > 0 && PENDSUM == 0))
+    k = 0;
+    do
+    :: k < nidle && waiting_on[il[k]] != 0 -> k++
+    :: else -> break
+    od;
+    /* with the leapfrog rule, a waiter may sleep beside a job it may not
+     * take: the invariant is about tasks in their worker loop */
+    assert(!(RING_NONEMPTY && k < nidle && PENDSUM == 0));
+    k = 0
 }
 
 /* ---- Task micro-states ---------------------------------------------- */
@@ -275,6 +290,10 @@ inline check_inv() {
 #define MS_ARM2       37     /* rearm: ... store heartbeat | ARM, then aret */
 #define MS_JCLR       38     /* (BUG_RESERVE_NO_CAS: the plain store) */
 #define MS_LEAF       39     /* LONGLEAF: the root's leaf, forever */
+#define MS_JRELOOP    40     /* join_slow after a relay: relock, look again */
+#define MS_AB1        41     /* ABANDON: clove__task_abandon claims the reserve */
+#define MS_AB2        42     /* ... locked: reclaim SHARED, wait for TAKEN */
+#define MS_AB3        43     /* ... relocked after a relay: look again */
 
 /* where the re-arm (MS_ARM1, MS_ARM2) continues (aret) */
 #define RA_HANDLER 1         /* heartbeat_beat's end: back to the job */
@@ -289,6 +308,7 @@ inline check_inv() {
 
 #define SL_WORKER 1
 #define SL_JOIN   2
+#define SL_AB     3          /* wait_done_locked (ABANDON) */
 
 #define DEPTH 8
 #define TJ fjob[sp - 1]
@@ -311,12 +331,43 @@ inline run_one_start(m) {
 #ifndef BUG_RECLAIM_KEEPS_SLOT
         assert(fst[g] == F_SHARED);
 #endif
-        fst[g] = F_TAKEN;
+        fst[g] = F_TAKEN; ftk[g] = me; fsp[g] = sp;
         printf("MSC: task %d takes job %d from the ring\n", me, g);
         push_frame(g, m);
         got = 1
     :: else -> got = 0
     fi
+}
+
+/* Helping (clove__join_slow's loop, lock held, waiting for f): run_one
+ * with the leapfrog rule of share.c: only the oldest ring job that f's
+ * taker forked while running f (forked at or above the frame f runs at
+ * on it). The cap of four nested helps never binds at these sizes.
+ * With HELP_ANY: any job, as before the rule (the rule is about stack
+ * depth, which the model does not see: both must pass). */
+inline help_one_start() {
+#ifdef HELP_ANY
+    run_one_start(M_HELP)
+#else
+    got = 0;
+    o = rhead;
+    do
+    :: o != rtail && rjob[o] != 0 && fowner[rjob[o]] == ftk[f] && fkd[rjob[o]] >= fsp[f] ->
+        g = rjob[o];
+        rjob[o] = 0;
+        ring_trim();
+        assert(fst[g] == F_SHARED);
+        fst[g] = F_TAKEN; ftk[g] = me; fsp[g] = sp;
+        printf("MSC: task %d helps with job %d (inside job %d)\n", me, g, f);
+        push_frame(g, M_HELP);
+        got = 1;
+        break
+    :: o != rtail && !(rjob[o] != 0 && fowner[rjob[o]] == ftk[f] && fkd[rjob[o]] >= fsp[f]) ->
+        o++
+    :: o == rtail -> break
+    od;
+    o = 0
+#endif
 }
 
 /* worker_main's loop body, lock held on entry; the critical section ends
@@ -370,14 +421,31 @@ inline jloop_body() {
         :: else -> jret_actions()
         fi
     :: else ->
-        run_one_start(M_HELP);
+        help_one_start();
         if
         :: got -> ms = MS_JOB
         :: else ->
-            waiting_on[me] = f;
-            idle_push(me);
-            slret = SL_JOIN;
-            ms = MS_SL1
+            /* relay_locked(p, true): a share woke us for a job we may not
+             * take: wake an idle task in its worker loop (waiting_on 0),
+             * if any, then look again once re-locked */
+            k = 0;
+            do
+            :: k < nidle && waiting_on[il[k]] != 0 -> k++
+            :: else -> break
+            od;
+            if
+            :: fwk[sp - 1] && RING_NONEMPTY && k < nidle ->
+                wk = il[k]; k = 0;
+                idle_remove(wk);
+                wkret = MS_JRELOOP;
+                ms = MS_WAKE
+            :: else ->
+                k = 0;
+                waiting_on[me] = f;
+                idle_push(me);
+                slret = SL_JOIN;
+                ms = MS_SL1
+            fi
         fi;
         got = 0; g = 0
     fi;
@@ -416,13 +484,30 @@ proctype Task(byte me)
 
     do
     /* ================= job interpreter (owner-only code) ========== */
+#ifdef ABANDON
+    /* Main's thread is cancelled (or exits) at a join of its own code:
+     * pool.c's run_abandoned instead of the join. Never inside a job it
+     * runs for another task (M_HELP: cancellation is disabled there). */
+    :: d_step { ms == MS_JOB && me == 0 && OP(TJ, TP) == I_JOIN && !abandoned ->
+        k = 0;
+        do
+        :: k < sp && fmode[k] != M_HELP -> k++
+        :: else -> break
+        od;
+        if
+        :: k == sp -> abandoned = 1; ms = MS_AB1;
+           printf("MSC: task 0 abandons its run\n")
+        :: else -> skip
+        fi;
+        k = 0 }
+#endif
     :: d_step { ms == MS_JOB && OP(TJ, TP) == I_FORK ->
         /* clove_fork: push on the job stack (owner-only), then its tick:
          * the relaxed load of the heartbeat word; non-zero (BEAT or ARM)
          * calls clove__heartbeat_slow */
         f = ARG(TJ, TP);
         q[qlen] = f; qlen++;
-        fst[f] = F_QUEUED; fowner[f] = me;
+        fst[f] = F_QUEUED; fowner[f] = me; fkd[f] = sp - 1;
         TP++;
         NOTE_TICK;
         if
@@ -824,6 +909,19 @@ progress_tick:
         pend[me] = 0;
         if
         :: slret == SL_WORKER -> slret = 0; wloop_body()
+        :: slret == SL_AB ->
+            /* wait_done_locked: woken by DONE, or by a share: relay it */
+            slret = 0;
+            f = waiting_on[me];
+            waiting_on[me] = 0;
+            if
+            :: fst[f] != F_DONE && RING_NONEMPTY && nidle > 0 ->
+                wk = il[0];
+                idle_remove(wk);
+                wkret = MS_AB3; ms = MS_WAKE
+            :: else -> ms = MS_AB2
+            fi;
+            f = 0
         :: else ->
             slret = 0;
             waiting_on[me] = 0;
@@ -873,6 +971,65 @@ progress_tick:
         :: else -> fwk[sp - 1] = 0; jloop_body()
         fi;
         dmode = 0 }
+
+    /* ================= clove__task_abandon (ABANDON) =============== */
+    :: d_step { ms == MS_AB1 ->
+        /* take the reserve back by CAS, unless the heartbeat thread
+         * shared it (then it is SHARED or later: below) */
+        if
+        :: rsh != 0 && resv[me] == rsh ->
+            resv[me] = 0; fst[rsh] = F_JOINED;
+            printf("MSC: task 0 drops its reserve, job %d\n", rsh)
+        :: else -> skip
+        fi;
+        rsh = 0;
+        ms = MS_AB2 }
+    :: d_step { ms == MS_AB2 && hbl == 0 ->
+        /* locked: drop what nobody took, wait for what was taken */
+        g = 0; k = 1;
+        do
+        :: k < NJ && fowner[k] == me && fst[k] == F_SHARED ->
+            rjob[fslot[k]] = 0; ring_trim(); fst[k] = F_JOINED;
+            printf("MSC: task 0 reclaims job %d, dropped\n", k);
+            k++
+        :: k < NJ && fowner[k] == me && fst[k] == F_DONE -> fst[k] = F_JOINED; k++
+        :: k < NJ && fowner[k] == me && fst[k] == F_TAKEN && g == 0 -> g = k; k++
+        :: k < NJ && !(fowner[k] == me && (fst[k] == F_SHARED || fst[k] == F_DONE ||
+                                          (fst[k] == F_TAKEN && g == 0))) -> k++
+        :: k == NJ -> break
+        od;
+        k = 0;
+        if
+#ifndef BUG_ABANDON_NO_WAIT
+        :: g != 0 ->
+            waiting_on[me] = g;
+            idle_push(me);
+            slret = SL_AB;
+            ms = MS_SL1
+#endif
+        :: else ->
+            /* queued records: dropped; the run ends as if fn returned */
+            do
+            :: qlen > 0 -> qlen--; fst[q[qlen]] = F_JOINED; q[qlen] = 0
+            :: else -> break
+            od;
+            k = 1;
+            do
+            :: k < NJ -> assert(!(fowner[k] == me && fst[k] == F_TAKEN)); k++
+            :: else -> break
+            od;
+            k = 0;
+            sp = 0;
+            ms = MS_M3
+        fi;
+        g = 0;
+        check_inv() }
+    :: d_step { ms == MS_AB3 && hbl == 0 -> ms = MS_AB2 }
+
+    /* ================= join_slow after its relay of a wake-up ======= */
+    :: d_step { ms == MS_JRELOOP && hbl == 0 ->
+        fwk[sp - 1] = 0;
+        jloop_body() }
 
     /* ================= join_slow returns true ======================= */
     :: d_step { ms == MS_JRET ->
@@ -932,7 +1089,14 @@ progress_tick:
         /* everything joined: final checks */
         k = 0;
         do
+#ifdef ABANDON
+        /* dropped jobs never ran; the others ran once, all are over */
+        :: k < NJ -> assert(cnt[k] <= 1 && (abandoned || cnt[k] == 1) &&
+                            (k == 0 || fst[k] == F_JOINED ||
+                             (abandoned && fst[k] == F_NONE))); k++
+#else
         :: k < NJ -> assert(cnt[k] == 1 && (k == 0 || fst[k] == F_JOINED)); k++
+#endif
         :: else -> break
         od;
         k = 0;
@@ -977,7 +1141,8 @@ progress_tick:
 #define LKW(i) (tms[i] == MS_HS2 || tms[i] == MS_JSLOW || \
                 tms[i] == MS_SL4 || tms[i] == MS_DONE1 || \
                 tms[i] == MS_DONE_RELOCK || \
-                tms[i] == MS_M5 || tms[i] == MS_W0)
+                tms[i] == MS_M5 || tms[i] == MS_W0 || \
+                tms[i] == MS_JRELOOP || tms[i] == MS_AB2 || tms[i] == MS_AB3)
 #ifdef FAIRLOCK
 #if NW == 1
 #define LOCK_FREE_FOR_HB !(LKW(0) || LKW(1))

@@ -233,6 +233,13 @@ struct clove__task {
     _Atomic uint64_t stolen_ns;        /* atomic: relaxed store by the heartbeat
                                         * thread before its CAS of reserve, read
                                         * by the owner after seeing that CAS */
+    uint32_t nest;                     /* owner: shared jobs running on this
+                                        * thread, one inside the other (share.c,
+                                        * "Helping") */
+    const void *run_ctx;               /* owner: the clove_pool_run in progress on
+                                        * this task (pool.c's struct run_ctx, in
+                                        * its frame); NULL between runs and for
+                                        * pool workers */
     uint64_t run_ns;                   /* lock: clove_pool_run's task, when the
                                         * heartbeat thread first saw the run (0
                                         * until then, and for workers); reset at
@@ -242,6 +249,15 @@ struct clove__task {
 };
 
 #define clove__tk(t) ((struct clove__task *)(t))
+
+/* The task of a thread that enters clove_pool_run while the entry task is
+ * in use (pool.c), with counters of its own for an index >= nthreads.
+ * Allocated by the pool and kept in its spares between runs. */
+struct clove__extern {
+    struct clove__task task;          /* first: its pub is the clove_task */
+    struct clove__extern *next_spare; /* lock: p->spare_tasks */
+    struct clove__slot own;
+};
 
 /* One shared job in the ring. */
 struct clove__entry {
@@ -256,6 +272,8 @@ struct clove_pool {
     unsigned nworkers;      /* pool-owned threads: nthreads - 1 */
     unsigned ring_cap;      /* power of two */
     size_t job_depth;       /* records in every job stack of the pool */
+    size_t jobs_keep;       /* of those, the first ones whose pages are
+                             * never given back (clove__jobs_keep) */
     struct clove__task *workers; /* [nworkers] tasks of the pool-owned threads */
     clove__thread *threads; /* [nworkers] */
     clove__thread hb_thread; /* valid when nworkers > 0 */
@@ -275,7 +293,7 @@ struct clove_pool {
      *    the registered list (registered, every task's reg_prev/reg_next
      *    and run_ns; external worker indices are handed out from it, see
      *    external_index_locked), entry_seen (not the entry task itself:
-     *    entry_gen below), overflow, spare_jobs, every task's
+     *    entry_gen below), overflow, spare_tasks, every task's
      *    waiting_on and sleep stores, every shared record's state, and
      *    stopping's transition to 1. The heartbeat thread's claim on a
      *    task's reserve is made under it (the owner's claim is lock-free:
@@ -291,9 +309,9 @@ struct clove_pool {
     clove_task *registered;    /* external tasks inside clove_pool_run */
     uint64_t overflow[CLOVE__NSTATS]; /* counters of finished external tasks
                                        * whose index was >= nthreads */
-    struct clove__job *spare_jobs; /* job stacks for clove_pool_run, not in
-                                    * use; linked through their first
-                                    * record's arg (the lock, as above) */
+    struct clove__extern *spare_tasks; /* tasks for clove_pool_run, with their
+                                        * job stacks, not in use (the lock,
+                                        * as above) */
 
     /* Tasks in the idle list. Written under the lock: the increment
      * (idle_push_locked) is a seq_cst store, half of the heartbeat
@@ -355,6 +373,20 @@ static inline uint64_t clove__runs_now(clove_pool *p)
     return r + ((uint64_t)((g >> 1) + (g & 1)) << 32) + (g & 1);
 }
 
+/* Whether a fork ever wrote the first record past the kept part of t's
+ * job stack (jobstack.c): every record a fork wrote has a non-zero fn (a
+ * job, or CLOVE__VOID_JOB) or, once offered, a non-zero state, and a page
+ * never written, or given back, reads as zeros (the first read of one
+ * maps the shared zero page: no memory). Nothing queued or offered. */
+static inline bool clove__jobs_touched(const clove_task *t)
+{
+    const clove_pool *p = t->pool;
+    if (p->jobs_keep == p->job_depth)
+        return false;
+    const struct clove__job *j = t->base + p->jobs_keep;
+    return j->fn != NULL || j->state != 0;
+}
+
 /* Locking helpers: a pthread mutex cannot fail to lock or unlock unless
  * the pool is corrupt, so failures abort. */
 void clove__lock(clove_pool *p);
@@ -410,6 +442,12 @@ static inline void clove__count(clove_task *t, int which, uint64_t v)
  * (NULL when out of memory, or under the fault hook's ALLOC), unmap one. */
 struct clove__job *clove__jobs_map(size_t depth);
 void clove__jobs_unmap(struct clove__job *base, size_t depth);
+/* The records at the start of every job stack of that depth whose pages
+ * stay backed (the first 64 KiB, or all of them), and giving the pages
+ * of the others back (madvise). Only on a job stack of a task with
+ * nothing queued or offered (its run ended, or its worker is idle). */
+size_t clove__jobs_keep(size_t depth);
+void clove__jobs_trim(struct clove__job *base, size_t depth);
 
 /* share.c */
 void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove__job *jobs);
@@ -421,6 +459,11 @@ bool clove__run_one_locked(clove_task *t);
  * sets t->sleep (a share, the job t waits for finishing, destroy). Returns
  * with the lock held and t removed from the idle list. */
 void clove__sleep_locked(clove_task *t);
+/* t's owner leaves its clove_pool_run without joining its forks (the
+ * thread is cancelled or exits inside fn: pool.c's run_abandoned): drop
+ * what nobody took, wait until what others took is done, and leave t with
+ * nothing queued or offered. Lock not held. */
+void clove__task_abandon(clove_task *t);
 /* Remove t from the idle list and mark it woken; the caller must call
  * clove__wake_one(&t->sleep) after unlocking. Lock held. */
 void clove__idle_remove_locked(clove_task *t);
@@ -450,8 +493,11 @@ CLOVE__COLD CLOVE__NORETURN void clove__misuse(const char *call, const char *wha
  * paths are called straight from the caller's frame. */
 #if defined(__GNUC__) || defined(__clang__)
 #define CLOVE__CALLER() __builtin_return_address(0)
+/* The calling function's frame address (NULL where unknown). */
+#define CLOVE__FRAME() __builtin_frame_address(0)
 #else
 #define CLOVE__CALLER() NULL
+#define CLOVE__FRAME() NULL
 #endif
 /* A function pointer (any type; an lvalue) as a code address, for
  * clove__misuse. */

@@ -10,6 +10,15 @@
  * the pages a task's nesting actually reaches are ever backed by memory,
  * so the depth can be generous (CLOVE_JOB_STACK_DEPTH: 32 MiB of address space on 64-bit
  * targets).
+ *
+ * Pages once touched stay backed until they are given back: a task that
+ * nested a million forks deep keeps 32 MB. So when a run ends, and when a
+ * worker is about to sleep, the pool looks at the first record past the
+ * first KEEP_BYTES (a load or two: clove__jobs_touched, internal.h) and,
+ * if a fork ever
+ * wrote it, gives every page from there on back to the system
+ * (clove__jobs_trim: clove__vm_discard, madvise(MADV_DONTNEED) on POSIX;
+ * the next fork that reaches them gets zeroed pages). The fork/join path never pays for any of it.
  */
 #include "internal.h"
 
@@ -22,6 +31,26 @@ static size_t map_bytes(size_t depth, size_t *used)
     size_t ps = clove__page_size();
     *used = (depth * sizeof(struct clove__job) + ps - 1) / ps * ps;
     return ps + *used + ps;
+}
+
+/* Bytes at the start of every job stack that stay backed: 2048 records of
+ * nesting, more than almost any recursion reaches. */
+#define KEEP_BYTES ((size_t)64 << 10)
+
+size_t clove__jobs_keep(size_t depth)
+{
+    size_t ps = clove__page_size();
+    size_t keep = (KEEP_BYTES + ps - 1) / ps * ps / sizeof(struct clove__job);
+    return keep < depth ? keep : depth;
+}
+
+void clove__jobs_trim(struct clove__job *base, size_t depth)
+{
+    size_t used;
+    (void)map_bytes(depth, &used);
+    size_t keep = clove__jobs_keep(depth) * sizeof(struct clove__job);
+    if (keep < used)
+        clove__vm_discard((char *)base + keep, used - keep);
 }
 
 struct clove__job *clove__jobs_map(size_t depth)

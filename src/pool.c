@@ -20,6 +20,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define CLOVE__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CLOVE__ASAN 1
+#endif
+#endif
+#ifdef CLOVE__ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 static _Thread_local clove_task *tls_current;
 
 clove_task *clove__current(void) { return tls_current; }
@@ -85,6 +96,14 @@ static void *worker_main(void *arg)
             break;
         if (clove__run_one_locked(t))
             continue;
+        /* Nothing to do: give back the job-stack pages that deep jobs
+         * touched (not under the lock), then look again before sleeping. */
+        if (clove__jobs_touched(t)) {
+            clove__unlock(p);
+            clove__jobs_trim(t->base, p->job_depth);
+            clove__lock(p);
+            continue;
+        }
         clove__sleep_locked(t);
     }
     clove__unlock(p);
@@ -195,6 +214,8 @@ void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove
     clove__tk(t)->run_ns = 0;
     clove__tk(t)->own_reserve = NULL;
     clove__tk(t)->own_stamp = 0;
+    clove__tk(t)->run_ctx = NULL;
+    clove__tk(t)->nest = 0;
     t->thread = NULL;
     /* Armed: the first fork reserves (pools with workers only; without,
      * there is nobody to share with and nothing of this happens). */
@@ -205,28 +226,33 @@ void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove
     clove__tk(t)->slot = index < p->nthreads ? &p->slots[index] : NULL;
 }
 
-/* Job stacks: workers own one each (their task's base), and so does the
- * entry task; a thread entering clove_pool_run while the entry task is in
- * use takes one from p->spare_jobs (lock held) or maps one. */
-static struct clove__job *spare_pop_locked(clove_pool *p)
+/* Tasks of threads entering clove_pool_run while the entry task is in
+ * use: each with its job stack, taken from p->spare_tasks (lock held) or
+ * allocated, and given back there when the run ends. They live in the
+ * pool's memory, never on the entering thread's stack, so that a thread
+ * that never comes back (longjmp out of fn) leaves nothing on a stack that
+ * the pool would read after the stack is reused. */
+static struct clove__extern *spare_pop_locked(clove_pool *p)
 {
-    struct clove__job *j = p->spare_jobs;
-    if (j != NULL)
-        p->spare_jobs = j->arg;
-    return j;
+    struct clove__extern *x = p->spare_tasks;
+    if (x != NULL)
+        p->spare_tasks = x->next_spare;
+    return x;
 }
 
-static void spare_push_locked(clove_pool *p, struct clove__job *j)
+static void spare_push_locked(clove_pool *p, struct clove__extern *x)
 {
-    j->arg = p->spare_jobs;
-    p->spare_jobs = j;
+    x->next_spare = p->spare_tasks;
+    p->spare_tasks = x;
 }
 
 static void free_pool(clove_pool *p)
 {
-    struct clove__job *j;
-    while ((j = spare_pop_locked(p)) != NULL)
-        clove__jobs_unmap(j, p->job_depth);
+    struct clove__extern *x;
+    while ((x = spare_pop_locked(p)) != NULL) {
+        clove__jobs_unmap(x->task.pub.base, p->job_depth);
+        free(x);
+    }
     if (p->entry.pub.base)
         clove__jobs_unmap(p->entry.pub.base, p->job_depth);
     if (p->workers)
@@ -315,6 +341,7 @@ int clove_pool_create_sized(clove_pool **out, const clove_config *user, size_t s
     p->job_depth = CLOVE_JOB_STACK_DEPTH;
     if (config->stack_size / sizeof(struct clove__job) > p->job_depth)
         p->job_depth = config->stack_size / sizeof(struct clove__job);
+    p->jobs_keep = clove__jobs_keep(p->job_depth);
     if (p->flags & CLOVE_PIN_WORKERS)
         clove__cpus_get(&p->cpus);
     if (clove__fault_hit(CLOVE__FAULT_SYNC) || clove__mutex_init(&p->lock) != 0) {
@@ -381,14 +408,20 @@ void clove_pool_destroy(clove_pool *p)
 {
     if (p == NULL)
         return;
-    if ((uint32_t)clove__runs_now(p) != 0)
+    /* A run left by longjmp stays in progress (registered, or on the
+     * entry task) and is reported here too. */
+    if ((uint32_t)clove__runs_now(p) != 0 || p->registered != NULL)
         clove__misuse("clove_pool_destroy", "the pool is still running a clove_pool_run",
                       CLOVE__CALLER());
+    /* Joining the threads is no cancellation point: a cancellation
+     * pending on the caller acts after the pool is gone. */
+    int cancel_state = clove__cancel_off();
     if (p->nworkers > 0)
         stop_threads(p, p->nworkers, true);
     clove__mutex_destroy(&p->lock);
     clove__stats_fini(p, true);
     free_pool(p);
+    clove__cancel_restore(cancel_state);
 }
 
 unsigned clove_pool_threads(const clove_pool *p)
@@ -421,10 +454,79 @@ static uint32_t external_index_locked(const clove_pool *p)
     }
 }
 
-/* Run fn(t, arg) on t, the calling thread's task for this run. */
-static void run_on(clove_task *t, clove_fn *fn, void *arg, clove_task *outer)
+/*
+ * A clove_pool_run in progress, in its frame: what it needs to end, also
+ * when it ends without returning (run_abandoned). Its task points to it
+ * (run_ctx), which is how the next entry on the thread tells a run still
+ * in progress from one that was left by longjmp (check_not_left).
+ */
+#define RUN_MAGIC ((uintptr_t)0xC10E5EA7u)
+struct run_ctx {
+    uintptr_t magic; /* RUN_MAGIC while the run is in progress */
+    clove_pool *pool;
+    clove_task *task;  /* this run's */
+    clove_task *outer; /* the thread's current task before it */
+    uint32_t gen;      /* the entry task's odd entry_gen (registered: 0) */
+    struct clove__slot *own; /* a registered task's counters when its
+                              * index is >= nthreads, else NULL */
+    clove_fn *fn;            /* the run's function and argument */
+    void *arg;
+};
+
+/* The next entry on a thread whose current task is `outer` (non-NULL),
+ * from a clove_pool_run whose frame is at `frame` (NULL: unknown): outer's
+ * run must still be in progress, with this call nested in it. A run left
+ * by longjmp (or by anything else that skips its end) leaves its task
+ * current: the thread is then no longer below that run's frame (stacks
+ * grow down on every target this supports), or the frame no longer holds
+ * the run. Costs a few loads, only when runs nest. */
+static void check_not_left(clove_task *outer, const void *frame, const void *site)
 {
-    clove__set_current(t);
+    const struct run_ctx *c = clove__tk(outer)->run_ctx;
+    if (c == NULL) /* a pool worker's task: always current on its thread */
+        return;
+    if ((frame != NULL && (uintptr_t)frame >= (uintptr_t)c) || c->magic != RUN_MAGIC ||
+        c->task != outer)
+        clove__misuse("clove_pool_run",
+                      "an earlier clove_pool_run on this thread was left without returning "
+                      "(longjmp out of fn or a job?): its task is still the thread's current one",
+                      site);
+}
+
+/* Stack room that run_abandoned may use for its own frames (see there). */
+#define ABANDON_ROOM 4096
+
+/*
+ * Run fn(t, arg) on c->task, the calling thread's current task for this
+ * run, and check that it left nothing unjoined. Not inlined: its frame lies between
+ * clove_pool_run's and fn's and holds ABANDON_ROOM bytes, so that
+ * run_abandoned, which runs in clove_pool_run's frame when the thread is
+ * cancelled inside fn, can call what it needs without writing over fn's
+ * frame (where argument blocks of jobs still running elsewhere lie) while
+ * it waits for those jobs.
+ */
+#if defined(CLOVE__SELF_TSAN) || defined(CLOVE__ASAN)
+/* The sanitizers' instrumentation would give this frame a landing pad
+ * (ThreadSanitizer's function exit, AddressSanitizer's unpoisoning), and
+ * the unwinder resumes from a landing pad on the stack below its frame:
+ * over fn's frames, while jobs that fn forked may still use them. Left
+ * uninstrumented, it has none, as in the plain build. */
+__attribute__((no_sanitize("thread", "address")))
+#endif
+static CLOVE__NOINLINE void run_on(void *ctx)
+{
+    struct run_ctx *c = ctx;
+    clove_fn *fn = c->fn;
+    void *arg = c->arg;
+#if defined(__GNUC__) || defined(__clang__)
+    char room[ABANDON_ROOM];
+    __asm__ __volatile__("" : : "r"(room) : "memory"); /* keeps it in the frame */
+#else
+    volatile char room[ABANDON_ROOM];
+    room[0] = 0;
+    (void)room[0];
+#endif
+    clove_task *t = c->task;
     uint64_t t0 = clove__tk(t)->slot->trace ? clove__now_ns() : 0;
     fn(t, arg);
     if (clove__tk(t)->slot->trace)
@@ -432,59 +534,107 @@ static void run_on(clove_task *t, clove_fn *fn, void *arg, clove_task *outer)
     if (t->top != t->base || clove__tk(t)->noffered != 0)
         clove__misuse("clove_pool_run", "fn returned with a clove_fork that was never joined",
                       clove__code_addr(fn));
-    clove__set_current(outer);
 }
 
-/* clove_pool_run on a task of its own, registered under the lock: when
- * another thread is inside on the entry task. */
-static int run_registered(clove_pool *p, clove_fn *fn, void *arg, clove_task *outer)
+/* A task of its own for this run, registered under the lock: when
+ * another thread is inside on the entry task. Returns 0 or ENOMEM. */
+static int run_register(clove_pool *p, struct run_ctx *c)
 {
-    struct clove__task own_task; /* on this thread's stack */
-    clove_task *t = &own_task.pub;
-    struct clove__slot own; /* counters when the index is >= nthreads */
     clove__lock(p);
-    struct clove__job *jobs = spare_pop_locked(p);
-    if (jobs == NULL) {
-        /* No spare: map one (not under the lock), which stays with the
-         * pool's spares afterwards. */
+    struct clove__extern *x = spare_pop_locked(p);
+    if (x == NULL) {
+        /* No spare: allocate one (not under the lock), which stays with
+         * the pool's spares afterwards. */
         clove__unlock(p);
-        jobs = clove__jobs_map(p->job_depth);
-        if (jobs == NULL)
+        x = clove__aligned_zalloc(sizeof *x);
+        struct clove__job *jobs = x ? clove__jobs_map(p->job_depth) : NULL;
+        if (jobs == NULL) {
+            free(x);
             return ENOMEM;
+        }
+        x->task.pub.base = jobs;
         clove__lock(p);
     }
-    clove__task_init(t, p, external_index_locked(p), jobs);
+    clove_task *t = &x->task.pub;
+    clove__task_init(t, p, external_index_locked(p), t->base);
     if (clove__tk(t)->slot == NULL) {
         for (int k = 0; k < CLOVE__NSTATS; k++)
-            atomic_init(&own.c[k], 0);
-        own.trace = NULL;
-        clove__tk(t)->slot = &own;
+            atomic_init(&x->own.c[k], 0);
+        x->own.trace = NULL;
+        clove__tk(t)->slot = &x->own;
+        c->own = &x->own;
     }
     clove__tk(t)->reg_next = p->registered;
     if (p->registered)
         clove__tk(p->registered)->reg_prev = t;
     p->registered = t;
     clove__unlock(p);
-
+    c->task = t;
     if (p->nworkers > 0)
         run_enter(p);
-    run_on(t, fn, arg, outer);
+    return 0;
+}
+
+/* The end of c's run, returned or abandoned: give its task back. */
+static void run_end(struct run_ctx *c)
+{
+    clove_pool *p = c->pool;
+    clove_task *t = c->task;
+    c->magic = 0;
+    clove__tk(t)->run_ctx = NULL;
+    /* Nothing is queued or offered: give back what a deep run touched. */
+    if (clove__jobs_touched(t))
+        clove__jobs_trim(t->base, p->job_depth);
+    if (t == &p->entry.pub) {
+        clove__tsan_release(t);
+        atomic_store_explicit(&p->entry_gen, c->gen + 1, memory_order_release);
+        return;
+    }
     if (p->nworkers > 0)
         run_leave(p);
-
     clove__lock(p);
-    if (clove__tk(t)->slot == &own)
+    if (c->own != NULL)
         for (int k = 0; k < CLOVE__NSTATS; k++)
-            p->overflow[k] += atomic_load_explicit(&own.c[k], memory_order_relaxed);
+            p->overflow[k] += atomic_load_explicit(&c->own->c[k], memory_order_relaxed);
     if (clove__tk(t)->reg_prev)
         clove__tk(clove__tk(t)->reg_prev)->reg_next = clove__tk(t)->reg_next;
     else
         p->registered = clove__tk(t)->reg_next;
     if (clove__tk(t)->reg_next)
         clove__tk(clove__tk(t)->reg_next)->reg_prev = clove__tk(t)->reg_prev;
-    spare_push_locked(p, t->base);
+    spare_push_locked(p, (struct clove__extern *)(void *)t);
     clove__unlock(p);
-    return 0;
+}
+
+/*
+ * The thread leaves clove_pool_run without fn returning: pthread_cancel
+ * acted at a cancellation point in fn (or in a fork that it ran itself),
+ * or fn called pthread_exit. This is the cleanup handler of
+ * clove_pool_run, run as the C library unwinds the thread: fn's frames
+ * are left, but other workers may still be running jobs that fn forked,
+ * writing into argument blocks in those frames. clove__task_abandon waits
+ * for them (asleep: it runs no other job here) and drops the forks nobody
+ * took; then the run ends as if fn had returned. Until then this stays
+ * within the ABANDON_ROOM bytes of run_on's frame (a lock, a futex wait
+ * or the portable backend's condition variable), above fn's. Jobs of
+ * other tasks that the thread runs while it waits at a join are not
+ * cancellable (clove__run_one_locked), so a cancellation acts only in the
+ * thread's own work, where it leaves its own forks behind.
+ */
+static void run_abandoned(void *arg)
+{
+    struct run_ctx *c = arg;
+#ifdef CLOVE__ASAN
+    /* The unwinding left AddressSanitizer's shadow of the frames it left
+     * (run_on's, fn's) as it was, red zones included, and the frames
+     * called from here reuse that memory: clear it, as its interceptors
+     * of longjmp and __cxa_throw do. */
+    char *frame = CLOVE__FRAME();
+    __asan_unpoison_memory_region(frame - 2 * ABANDON_ROOM, 2 * ABANDON_ROOM);
+#endif
+    clove__task_abandon(c->task);
+    clove__set_current(c->outer);
+    run_end(c);
 }
 
 int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
@@ -493,12 +643,16 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
         return EINVAL;
 
     clove_task *outer = clove__current();
-    if (outer != NULL && outer->pool == p) {
-        /* Already a worker of this pool: a nested call on the same task. */
-        fn(outer, arg);
-        return 0;
+    if (outer != NULL) {
+        check_not_left(outer, CLOVE__FRAME(), CLOVE__CALLER());
+        if (outer->pool == p) {
+            /* Already a worker of this pool: a nested call on the same task. */
+            fn(outer, arg);
+            return 0;
+        }
     }
 
+    struct run_ctx c = {RUN_MAGIC, p, NULL, outer, 0, NULL, fn, arg};
     /* The entry task, if nobody uses it (p->entry_gen). The last run on
      * it left nothing queued, reserved or shared (run_on checks), so only
      * the heartbeat word needs setting: armed, as clove__task_init does.
@@ -511,15 +665,21 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
         /* Counted as a run by that (runs_now): the seq_cst exchange and
          * the kick's load are run_enter's half of hb_sleep's handshake. */
         clove_task *t = &p->entry.pub;
+        c.task = t;
+        c.gen = gen + 1;
         clove__tsan_acquire(t);
         if (p->nworkers > 0) {
             atomic_store_explicit(&t->heartbeat, CLOVE__HB_ARM, memory_order_relaxed);
             clove__hb_kick(p);
         }
-        run_on(t, fn, arg, outer);
-        clove__tsan_release(t);
-        atomic_store_explicit(&p->entry_gen, gen + 2, memory_order_release);
-        return 0;
+    } else if (run_register(p, &c) != 0) {
+        return ENOMEM;
     }
-    return run_registered(p, fn, arg, outer);
+    clove__tk(c.task)->run_ctx = &c;
+    clove__set_current(c.task);
+    /* run_abandoned, if the thread leaves fn without returning. */
+    clove__call_with_cleanup(run_on, &c, run_abandoned, &c);
+    clove__set_current(outer);
+    run_end(&c);
+    return 0;
 }

@@ -58,6 +58,18 @@ void clove__thread_join(clove__thread th);
  * characters are kept on Linux). Best effort. */
 void clove__thread_name(const char *name);
 
+/* Thread cancellation (POSIX pthread_cancel; Windows has none: these do
+ * nothing there). clove__cancel_off disables it for the calling thread
+ * and returns the previous state, for clove__cancel_restore. */
+int clove__cancel_off(void);
+void clove__cancel_restore(int state);
+/* Call fn(arg); if the thread leaves fn without returning (pthread_exit,
+ * or cancellation acting at a cancellation point inside it), call
+ * cleanup(cleanup_arg) as the thread unwinds, from this function's frame.
+ * Windows has no such exit for a thread: there it is a plain call. */
+void clove__call_with_cleanup(void (*fn)(void *), void *arg, void (*cleanup)(void *),
+                              void *cleanup_arg);
+
 /* -- The pool mutex ---------------------------------------------------- */
 
 /* 0 or ENOMEM. lock/unlock return 0, or non-zero on a corrupt mutex. */

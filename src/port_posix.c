@@ -69,6 +69,26 @@ int clove__thread_start(clove__thread *th, size_t stack_size, void *(*fn)(void *
     return rc == 0 ? 0 : (rc == EPERM || rc == EINVAL ? EAGAIN : rc);
 }
 
+int clove__cancel_off(void)
+{
+    int state = PTHREAD_CANCEL_ENABLE;
+    (void)pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+    return state;
+}
+
+void clove__cancel_restore(int state)
+{
+    (void)pthread_setcancelstate(state, NULL);
+}
+
+void clove__call_with_cleanup(void (*fn)(void *), void *arg, void (*cleanup)(void *),
+                              void *cleanup_arg)
+{
+    pthread_cleanup_push(cleanup, cleanup_arg);
+    fn(arg);
+    pthread_cleanup_pop(0);
+}
+
 void clove__thread_join(clove__thread th)
 {
     (void)pthread_join(th, NULL);

@@ -60,6 +60,24 @@ int clove__thread_start(clove__thread *th, size_t stack_size, void *(*fn)(void *
     return 0;
 }
 
+int clove__cancel_off(void)
+{
+    return 0;
+}
+
+void clove__cancel_restore(int state)
+{
+    (void)state;
+}
+
+void clove__call_with_cleanup(void (*fn)(void *), void *arg, void (*cleanup)(void *),
+                              void *cleanup_arg)
+{
+    (void)cleanup;
+    (void)cleanup_arg;
+    fn(arg);
+}
+
 void clove__thread_join(clove__thread th)
 {
     WaitForSingleObject((HANDLE)th, INFINITE);
@@ -196,7 +214,11 @@ void clove__aligned_free(void *ptr)
  * ordinary read-write memory); the vectored exception handler below
  * commits the next chunk, guards the page after it, and resumes the write.
  * Records are written in order, one after the other, so the guard is
- * always met before anything beyond it.
+ * always met before anything beyond it. The first chunk has one page more,
+ * and discarded memory keeps its first page committed (as zeros): the
+ * pool reads the first record past a job stack's first 64 KiB to tell
+ * whether deep forks touched it (clove__jobs_touched), and that read must
+ * not grow the stack.
  *
  * The handler knows the regions from a list under an SRW lock: added by
  * clove__vm_commit, removed by clove__vm_release. It is installed with the
@@ -271,16 +293,24 @@ bool clove__vm_commit(void *addr, size_t bytes)
         free(r);
         return false;
     }
-    commit_chunk(r->lo, r->hi);
+    size_t ps = clove__page_size();
+    (void)VirtualAlloc(r->lo, bytes < ps ? bytes : ps, MEM_COMMIT, PAGE_READWRITE);
+    if (bytes > ps)
+        commit_chunk(r->lo + ps, r->hi);
     return true;
 }
 
 void clove__vm_discard(void *addr, size_t bytes)
 {
-    /* Decommitted pages take no memory; the first of them becomes the
-     * guard again, so that touching it commits them anew, as zeros. */
-    if (bytes != 0 && VirtualFree(addr, bytes, MEM_DECOMMIT))
-        (void)VirtualAlloc(addr, clove__page_size(), MEM_COMMIT, PAGE_READWRITE | PAGE_GUARD);
+    /* Decommitted pages take no memory. The first is committed again, as
+     * zeros, and the next becomes the guard, so that touching it commits
+     * the rest anew. */
+    size_t ps = clove__page_size();
+    if (bytes == 0 || !VirtualFree(addr, bytes, MEM_DECOMMIT))
+        return;
+    (void)VirtualAlloc(addr, ps, MEM_COMMIT, PAGE_READWRITE);
+    if (bytes > ps)
+        (void)VirtualAlloc((char *)addr + ps, ps, MEM_COMMIT, PAGE_READWRITE | PAGE_GUARD);
 }
 
 void clove__vm_release(void *addr, size_t bytes)

@@ -148,6 +148,61 @@ static bool ring_pop(clove_pool *p, struct clove__entry *e)
     return true;
 }
 
+/* The oldest job in the ring, or with from != NULL the oldest that lies
+ * in the job stack that holds from, at from or above it: a job forked by
+ * the task that owns that stack after its top was at from (helping's
+ * leapfrog rule, see join_shared). A job taken past the head leaves a hole
+ * (trimmed at the ends, as a reclaim's). Linear in the ring's length
+ * then, on this cold path only. */
+static bool ring_pop_from(clove_pool *p, struct clove__entry *e, const struct clove__job *from)
+{
+    if (from == NULL)
+        return ring_pop(p, e);
+    ring_trim(p);
+    for (uint64_t i = p->ring_head; i != p->ring_tail; i++) {
+        struct clove__entry *slot = &p->ring[i & (p->ring_cap - 1)];
+        /* from lies in the owner's job stack exactly when it is within
+         * [base, job]: the stacks are disjoint mappings. */
+        if (slot->job != NULL && from >= slot->owner->base && from <= slot->job) {
+            *e = *slot;
+            slot->job = NULL;
+            ring_trim(p);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A share woke a task that then took no job: it waits for a job of its
+ * own and may take none of those in the ring (a wait that runs nothing,
+ * or helping's leapfrog rule, see join_shared). Pass the wake-up on to an
+ * idle task, so that the job does not wait in the ring for its owner's
+ * join: to one in its worker loop, which takes any job (a free one), or,
+ * unless free_only, to the first idle task. Lock held; returns with it
+ * held, and true if it dropped it meanwhile (the caller must look again
+ * at what the lock guards). Linear in the idle list, on this cold path
+ * only. */
+static bool relay_locked(clove_pool *p, bool free_only)
+{
+    if (ring_empty(p))
+        return false;
+    clove_task *relay = NULL;
+    for (clove_task *i = p->idle_first; i != NULL; i = clove__tk(i)->idle_next)
+        if (clove__tk(i)->waiting_on == NULL) {
+            relay = i;
+            break;
+        }
+    if (relay == NULL && !free_only)
+        relay = p->idle_first;
+    if (relay == NULL)
+        return false;
+    clove__idle_remove_locked(relay);
+    clove__unlock(p);
+    clove__wake_one(&clove__tk(relay)->sleep);
+    clove__lock(p);
+    return true;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The reserve                                                              */
 /* ------------------------------------------------------------------------ */
@@ -433,12 +488,67 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
 /* Running shared jobs                                                      */
 /* ------------------------------------------------------------------------ */
 
+/* A shared job that run_job_guarded is running. */
+struct running_job {
+    clove_task *t;
+    clove_value_fn *run; /* a clove_fork_value job, or NULL */
+    clove_fn *vfn;       /* a clove_fork job, or NULL */
+    void *arg;
+    int64_t result;
+};
+
+static void run_job(void *p)
+{
+    struct running_job *r = p;
+    if (r->run)
+        r->result = r->run(r->t, r->arg);
+    else
+        r->vfn(r->t, r->arg);
+}
+
+/* Cleanup handler of run_job_guarded: the thread left the job without
+ * returning (pthread_exit in it; cancellation is disabled there). Its
+ * owner would wait for it forever, so this aborts, naming the job. */
+static void job_exited(void *arg)
+{
+    const struct running_job *r = arg;
+    clove__misuse("shared job",
+                  "the thread running it exited (pthread_exit) before it returned; its "
+                  "owner's join would wait forever",
+                  r->run ? clove__code_addr(r->run) : clove__code_addr(r->vfn));
+}
+
+/*
+ * Run a shared job on t. Another task waits for it at its join, so the
+ * thread must not be stopped inside it: on a thread that entered
+ * clove_pool_run (the entry task or a registered one, helping while it
+ * waits at a join) cancellation is disabled for the job's duration
+ * (clove__cancel_off: pthread_setcancelstate, a few atomic operations on
+ * this cold path; a
+ * cancellation requested meanwhile acts at the thread's next cancellation
+ * point after the job, in its own work), and on any thread pthread_exit
+ * inside the job aborts with a message (job_exited) instead of leaving
+ * the owner waiting. Pool workers are never cancelled: the library owns
+ * them.
+ */
+static int64_t run_job_guarded(clove_task *t, clove_value_fn *run, clove_fn *vfn, void *arg)
+{
+    clove_pool *p = t->pool;
+    bool external = t->index - 1u >= p->nworkers; /* not a pool worker */
+    int cancel_state = external ? clove__cancel_off() : 0;
+    struct running_job r = {t, run, vfn, arg, 0};
+    clove__call_with_cleanup(run_job, &r, job_exited, &r);
+    if (external)
+        clove__cancel_restore(cancel_state);
+    return r.result;
+}
+
 /* Model: run_one_start, MS_DONE1, MS_DONE_RELOCK (BUG_DONE_NO_WAKE). */
-bool clove__run_one_locked(clove_task *t)
+static bool run_one_locked(clove_task *t, const struct clove__job *from)
 {
     clove_pool *p = t->pool;
     struct clove__entry e;
-    if (!ring_pop(p, &e))
+    if (!ring_pop_from(p, &e, from))
         return false;
     struct clove__job *j = e.job;
     void *arg = j->arg;
@@ -447,6 +557,9 @@ bool clove__run_one_locked(clove_task *t)
     clove_fn *vfn = value ? NULL : j->out.vfn;
     j->state = (j->state & ~(CLOVE__TAG_MASK | (CLOVE__SLOT_MASK << CLOVE__SLOT_SHIFT))) |
                CLOVE__TAG_TAKEN;
+    /* Where this job's forks will begin on t's job stack, for a task that
+     * waits for j at its join (join_shared). */
+    j->arg = t->top;
     /* Ramp-up: if other tasks are still idle, raise our own heartbeat
      * flag and the owner's, so that at their next fork both share their
      * oldest queued fork - the biggest piece each has - at once instead
@@ -466,14 +579,12 @@ bool clove__run_one_locked(clove_task *t)
     uint32_t saved_nshared = clove__tk(t)->noffered;
     struct clove__trace *tr = clove__tk(t)->slot->trace;
     uint64_t t0 = tr ? clove__now_ns() : 0;
+    clove__tk(t)->nest++;
     /* What the job wrote (a clove_fork job: through its argument block,
      * in the owner's frame until the join) and its result are published
      * by the DONE store below. */
-    int64_t result = 0;
-    if (value)
-        result = run(t, arg);
-    else
-        vfn(t, arg);
+    int64_t result = run_job_guarded(t, run, vfn, arg);
+    clove__tk(t)->nest--;
     j->out.value = result;
     if (CLOVE__UNLIKELY(tr != NULL))
         clove__trace_write(tr, CLOVE__EV_JOB, t0, clove__now_ns());
@@ -495,8 +606,43 @@ bool clove__run_one_locked(clove_task *t)
     return true;
 }
 
+bool clove__run_one_locked(clove_task *t)
+{
+    return run_one_locked(t, NULL);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Join of a record that is not queued                                      */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Helping. A task that waits at a join for its record j, which another
+ * worker took, runs other shared jobs meanwhile, on top of its own frames.
+ * Unbounded, that nests jobs up to twice the sequential depth: a thread
+ * deep in its own work would start a job forked near the root, whose
+ * subtree is as deep as the whole computation, and a recursion that fits
+ * its worker stacks sequentially overflows them. So:
+ *   - the leapfrog rule: a waiting task runs only jobs that the thief of
+ *     j forked while running j (the ring jobs in the thief's job stack at
+ *     or above its top when it took j, which run_one_locked keeps in j's
+ *     arg). Those lie inside j's subtree: the sequential program runs them
+ *     below j's fork frame, where this thread's stack is now (by the same
+ *     rule, inductively: a job a thread took from its worker loop starts
+ *     on an almost empty stack). Other jobs stay in the ring for idle
+ *     workers or their owners' joins;
+ *   - the nesting cap: at most HELP_NEST_MAX shared jobs run one inside
+ *     the other on a thread (nest, counting a worker's own job), so that
+ *     the library's frames between a join and the job it helps with
+ *     (join_shared, run_one_locked, run_job_guarded) add a bounded amount.
+ * A thread's stack thus never holds more than the recursion's sequential
+ * depth plus HELP_NEST_MAX times those frames, plus the few frames below
+ * a worker's first job (docs/api.md states the bound and its
+ * measurement). A task woken by a share for a job it may not take passes
+ * the wake-up on to a task in its worker loop (relay_locked).
+ */
+#define HELP_NEST_MAX 4
+
+/* ------------------------------------------------------------------------ */
 /* ------------------------------------------------------------------------ */
 
 static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *j, bool value,
@@ -599,12 +745,21 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *j, boo
         return false;
     }
 
-    /* Taken: help with other shared jobs while it runs, sleep when there
-     * are none; the taker wakes us when it is done. */
+    /* Taken: help with other shared jobs while it runs (those the stack
+     * has room for: see "Helping" above), sleep when there are none; the
+     * taker wakes us when it is done. */
     bool woken = false;
     uint64_t t0 = clove__now_ns();
     while ((j->state & CLOVE__TAG_MASK) != CLOVE__TAG_DONE) {
-        if (clove__run_one_locked(t)) {
+        if (clove__tk(t)->nest < HELP_NEST_MAX && run_one_locked(t, j->arg)) {
+            woken = false;
+            continue;
+        }
+        /* A share woke us for a job we may not take: pass it on to a
+         * task in its worker loop (never to another waiter, which might
+         * pass it back). The lock was dropped meanwhile: look again (j
+         * may be DONE, and its taker did not wake us: we were not idle). */
+        if (woken && relay_locked(p, true)) {
             woken = false;
             continue;
         }
@@ -632,4 +787,62 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *j, boo
         clove__trace_write(clove__tk(t)->slot->trace, CLOVE__EV_WAIT, t0, t1);
     pop_to(t, j);
     return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* A run left without joining                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Wait, asleep and running nothing, until the taken record j of t is
+ * DONE. Lock held; returns with it held. */
+static void wait_done_locked(clove_task *t, struct clove__job *j)
+{
+    clove_pool *p = t->pool;
+    while ((j->state & CLOVE__TAG_MASK) != CLOVE__TAG_DONE) {
+        clove__tk(t)->waiting_on = j;
+        clove__sleep_locked(t);
+        clove__tk(t)->waiting_on = NULL;
+        if ((j->state & CLOVE__TAG_MASK) != CLOVE__TAG_DONE)
+            relay_locked(p, false);
+    }
+}
+
+/* Model: ABANDON in model/clove.pml. */
+void clove__task_abandon(clove_task *t)
+{
+    clove_pool *p = t->pool;
+    /* The reserve: take it back, unless the heartbeat thread shared it
+     * (then it is SHARED or later, under the lock: below). */
+    struct clove__job *r = clove__tk(t)->own_reserve;
+    clove__tk(t)->own_reserve = NULL;
+    if (r != NULL) {
+        struct clove__job *expected = r;
+        if (atomic_compare_exchange_strong_explicit(&clove__tk(t)->reserve, &expected, NULL,
+                                                    memory_order_relaxed, memory_order_relaxed))
+            r->state = CLOVE__TAG_FREED;
+    }
+    /* [base, bottom) are the offered records: each is RESERVED (r, just
+     * taken back), SHARED, TAKEN or DONE. */
+    if (t->bottom != t->base) {
+        clove__lock(p);
+        for (struct clove__job *j = t->base; j < t->bottom; j++) {
+            uintptr_t tag = j->state & CLOVE__TAG_MASK;
+            if (tag == CLOVE__TAG_SHARED) {
+                /* Nobody took it: out of the ring, never run. */
+                uint32_t slot = (uint32_t)((j->state >> CLOVE__SLOT_SHIFT) & CLOVE__SLOT_MASK);
+                p->ring[slot].job = NULL;
+                ring_trim(p);
+                clove__count(t, CLOVE__ST_RECLAIMED, 1);
+            } else if (tag == CLOVE__TAG_TAKEN) {
+                wait_done_locked(t, j);
+            }
+            j->state = CLOVE__TAG_FREED;
+        }
+        clove__unlock(p);
+    }
+    t->top = t->base;
+    t->bottom = t->base;
+    clove__tk(t)->noffered = 0;
+    if (p->nworkers > 0)
+        rearm(t);
 }

@@ -124,9 +124,14 @@ static struct bucket *bucket_of(_Atomic uint32_t *addr)
     return &buckets[(a >> 7) % BUCKETS];
 }
 
+/* pthread_cond_wait is a cancellation point, and the library's waits must
+ * not be (a cancellation acting here would leave the task asleep on the
+ * idle list and the bucket locked): cancellation is disabled around it. */
 void clove__wait(_Atomic uint32_t *addr, uint32_t expected, uint64_t timeout_ns)
 {
     struct bucket *b = bucket_of(addr);
+    int cancel_state;
+    (void)pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     pthread_mutex_lock(&b->lock);
     if (atomic_load_explicit(addr, memory_order_relaxed) == expected) {
         if (timeout_ns) {
@@ -141,6 +146,7 @@ void clove__wait(_Atomic uint32_t *addr, uint32_t expected, uint64_t timeout_ns)
         }
     }
     pthread_mutex_unlock(&b->lock);
+    (void)pthread_setcancelstate(cancel_state, NULL);
 }
 
 void clove__wake_one(_Atomic uint32_t *addr)

@@ -258,6 +258,53 @@ int run_test_process(struct self_exec *self, const char *name, char *why, size_t
     return 1;
 }
 
+size_t test_rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f == NULL)
+        return 0;
+    unsigned long size = 0, res = 0;
+    int n = fscanf(f, "%lu %lu", &size, &res);
+    fclose(f);
+    return n == 2 ? (size_t)res * (size_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
+long test_map_count(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (f == NULL)
+        return -1;
+    long n = 0;
+    int c;
+    while ((c = fgetc(f)) != EOF)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+void *test_map(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT(p != MAP_FAILED);
+    return p;
+}
+
+void test_unmap(void *p, size_t bytes)
+{
+    ASSERT_OK(munmap(p, bytes));
+}
+
+uintptr_t test_stack_top(void)
+{
+    pthread_attr_t attr;
+    void *lo = NULL;
+    size_t size = 0;
+    ASSERT_OK(pthread_getattr_np(pthread_self(), &attr));
+    ASSERT_OK(pthread_attr_getstack(&attr, &lo, &size));
+    pthread_attr_destroy(&attr);
+    return (uintptr_t)lo + size;
+}
+
 size_t test_resident(const void *addr, size_t len)
 {
     size_t ps = (size_t)sysconf(_SC_PAGESIZE);

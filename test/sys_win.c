@@ -18,6 +18,7 @@
 #include <string.h>
 #include <windows.h>
 #include <tlhelp32.h>
+#include <psapi.h>
 
 /* ------------------------------------------------------------------------ */
 /* Time                                                                     */
@@ -227,6 +228,46 @@ static DWORD WINAPI watchdog_main(void *arg)
     fflush(stderr);
     TerminateProcess(GetCurrentProcess(), 124);
     return 0;
+}
+
+size_t test_rss_bytes(void)
+{
+    PROCESS_MEMORY_COUNTERS pmc;
+    pmc.cb = sizeof pmc;
+    return GetProcessMemoryInfo(GetCurrentProcess(), &pmc, sizeof pmc) ? pmc.WorkingSetSize : 0;
+}
+
+long test_map_count(void)
+{
+    long n = 0;
+    MEMORY_BASIC_INFORMATION mbi;
+    for (const char *a = NULL; VirtualQuery(a, &mbi, sizeof mbi) == sizeof mbi;
+         a = (const char *)mbi.BaseAddress + mbi.RegionSize) {
+        n += mbi.State != MEM_FREE;
+        if ((uintptr_t)mbi.BaseAddress + mbi.RegionSize < (uintptr_t)mbi.BaseAddress)
+            break;
+    }
+    return n;
+}
+
+void *test_map(size_t bytes)
+{
+    void *p = VirtualAlloc(NULL, bytes, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
+    ASSERT(p != NULL);
+    return p;
+}
+
+void test_unmap(void *p, size_t bytes)
+{
+    (void)bytes;
+    ASSERT(VirtualFree(p, 0, MEM_RELEASE));
+}
+
+uintptr_t test_stack_top(void)
+{
+    ULONG_PTR low = 0, high = 0;
+    GetCurrentThreadStackLimits(&low, &high);
+    return (uintptr_t)high;
 }
 
 size_t test_resident(const void *addr, size_t len)

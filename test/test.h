@@ -126,6 +126,8 @@ TEST_NORETURN TEST_PRINTF(1, 2) void test_skip(const char *fmt, ...);
 
 /* Child processes of misuse_aborts (clove_tests --misuse NAME). */
 int misuse_child_main(const char *name);
+/* test_robust.c: a misuse child's fn (arg: a pool of two threads). */
+void robust_exit_in_helped_job(clove_task *t, void *arg);
 
 /* ------------------------------------------------------------------------ */
 /* Helpers (util.c)                                                         */
@@ -186,6 +188,16 @@ void child_describe(int status, char *buf, size_t n);
 /* Bytes of [addr, addr + len) that take memory: resident pages
  * (mincore) on POSIX, committed pages on Windows. */
 size_t test_resident(const void *addr, size_t len);
+/* The process's resident memory in bytes (0 if unknown), and its count
+ * of memory mappings (regions on Windows; -1 if unknown). */
+size_t test_rss_bytes(void);
+long test_map_count(void);
+/* Memory straight from the system (mmap, VirtualAlloc), given back whole by
+ * test_unmap: so that freeing it lowers the RSS at once. */
+void *test_map(size_t bytes);
+void test_unmap(void *p, size_t bytes);
+/* The highest address of the calling thread's stack. */
+uintptr_t test_stack_top(void);
 /* The calling thread's stack size in bytes. */
 size_t test_stack_size(void);
 /* The CPUs this process may run on (its affinity mask). */

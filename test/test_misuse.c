@@ -498,6 +498,12 @@ static const struct misuse_case cases[] = {
     /* A 1-thread pool counts its runs too (on the entry task). */
     {"destroy_while_running_1", m_destroy_while_running, 1,
      "clove_pool_destroy: the pool is still running a clove_pool_run", 1, 0},
+    /* A thread that ran another task's job (helping, in a join wait)
+     * left it by pthread_exit: that task's join would wait forever. */
+#ifndef _WIN32 /* no pthread_exit there (test_robust.c) */
+    {"exit_in_helped_job", robust_exit_in_helped_job, 2,
+     "shared job: the thread running it exited (pthread_exit) before it returned", 1, 0},
+#endif
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
