@@ -20,6 +20,8 @@
  *   args-in   the same, the fallback call inside the argument block's scope
  *             (tree_forms.c: the compiler cannot make it a loop)
  *   join2     the same with clove_join2 over two argument blocks
+ *   current   the value form without a task parameter: every level asks
+ *             clove_current() for its task
  *   clove-dbg, args-dbg, join2-dbg  the same source built without NDEBUG
  *             (CLOVE_DEBUG on, as in a user's default build); --forms
  *             includes these six
@@ -141,18 +143,20 @@ __attribute__((noinline)) static int64_t run_clove(clove_pool *pool, clove_fn *j
 
 enum impl {
     IMPL_BASELINE, IMPL_SPLIT,
-    IMPL_CLOVE, IMPL_ARGS, IMPL_ARGS_IN, IMPL_JOIN2, IMPL_CLOVE_DBG, IMPL_ARGS_DBG,
-    IMPL_JOIN2_DBG,
+    IMPL_CLOVE, IMPL_ARGS, IMPL_ARGS_IN, IMPL_JOIN2, IMPL_CURRENT, IMPL_CLOVE_DBG,
+    IMPL_ARGS_DBG, IMPL_JOIN2_DBG,
     IMPL_OMP, IMPL_TBB, NIMPL
 };
 static const char *const impl_name[] = { "baseline", "split",     "clove",    "args",
-                                         "args-in",  "join2",     "clove-dbg", "args-dbg",
+                                         "args-in",  "join2",     "current",
+                                         "clove-dbg", "args-dbg",
                                          "join2-dbg", "omp",      "tbb" };
 /* The job each of clove's forms runs over the whole tree (tree_forms.c). */
 static clove_fn *const impl_job[NIMPL] = {
     [IMPL_CLOVE] = tree_sum_job,         [IMPL_ARGS] = tree_sum_args_job,
     [IMPL_ARGS_IN] = tree_sum_args_in_job,
-    [IMPL_JOIN2] = tree_sum_join2_job,   [IMPL_CLOVE_DBG] = tree_sum_job_dbg,
+    [IMPL_JOIN2] = tree_sum_join2_job,   [IMPL_CURRENT] = tree_sum_current_job,
+    [IMPL_CLOVE_DBG] = tree_sum_job_dbg,
     [IMPL_ARGS_DBG] = tree_sum_args_job_dbg, [IMPL_JOIN2_DBG] = tree_sum_join2_job_dbg,
 };
 
@@ -184,7 +188,7 @@ static int64_t run_once(const struct config *c, const node *root)
     switch (c->impl) {
     case IMPL_BASELINE: return run_baseline(root);
     case IMPL_SPLIT: return run_split(root);
-    case IMPL_CLOVE: case IMPL_ARGS: case IMPL_ARGS_IN: case IMPL_JOIN2:
+    case IMPL_CLOVE: case IMPL_ARGS: case IMPL_ARGS_IN: case IMPL_JOIN2: case IMPL_CURRENT:
     case IMPL_CLOVE_DBG: case IMPL_ARGS_DBG: case IMPL_JOIN2_DBG:
         return run_clove(c->pool, impl_job[c->impl], root);
 #ifdef CLOVE_BENCH_OPENMP
@@ -258,7 +262,8 @@ static void usage(void)
           "                [--csv FILE] [--raw FILE] [--quick]\n"
           "  IMPL is baseline, split, clove (clove_fork_value), args (clove_fork\n"
           "  with an argument block), args-in (the fallback call inside the\n"
-          "  block), join2 (clove_join2), clove-dbg, args-dbg, join2-dbg (the\n"
+          "  block), join2 (clove_join2), current (the value form, its task from\n"
+          "  clove_current() at every level), clove-dbg, args-dbg, join2-dbg (the\n"
           "  same built without NDEBUG), omp (OpenMP tasks) or tbb (oneTBB)\n"
           "  -n NODES      tree size (repeatable; default 10000000)\n"
           "  -t THREADS    clove / peer thread count (repeatable; default 1 and 2)\n"
@@ -267,7 +272,8 @@ static void usage(void)
           "  --split-min NODES  but not for trees smaller than this (there it\n"
           "                times pthread_create, ~50 us, and disturbs the\n"
           "                samples after it)\n"
-          "  --forms       include args, args-in, join2 and the three -dbg forms\n"
+          "  --forms       include args, args-in, join2, current and the three\n"
+          "                -dbg forms\n"
           "  --peers       include every peer runtime this binary was built with\n"
           "                (a peer that was not built is reported, not run)\n"
           "  --impl IMPL   include this implementation (repeatable; clove is\n"

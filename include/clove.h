@@ -265,6 +265,30 @@ CLOVE_API void clove_pool_destroy(clove_pool *pool);
  * the entry task's is mapped by clove_pool_create). */
 CLOVE_API int clove_pool_run(clove_pool *pool, clove_fn *fn, void *arg);
 
+/* The calling thread's task while it runs inside clove_pool_run or
+ * clove_run (in fn, a job, a loop body, a spawned job: whatever pool),
+ * else NULL. Inside a nested clove_pool_run of another pool it is that
+ * run's task until the run returns. One thread-local load (inline below),
+ * cheap enough for every level of a recursion, so that code without a task
+ * parameter (a callback whose signature is not yours) can fork:
+ *     clove_task *t = clove_current();  ... clove_fork_value(t, ...)
+ * A task obtained this way has the lifetime and rules of a received one. */
+static inline clove_task *clove_current(void);
+
+/* Run fn(t, arg) on the process's default pool, created on first use
+ * (clove_pool_create with all defaults: threads from CLOVE_THREADS, else
+ * the CPUs of the affinity mask; thread-safe) and destroyed at exit.
+ * Called while the thread already runs a task (clove_current() is not
+ * NULL), of any pool, it calls fn on that task, as a nested
+ * clove_pool_run does: the work stays on the pool it is part of. Any
+ * number of threads may call it at once. Returns 0 after fn returned, or
+ * without calling fn: EINVAL (fn NULL, or a refused CLOVE_THREADS),
+ * ENOMEM or EAGAIN (the pool could not be created; the next call tries
+ * again), or clove_pool_run's errors. After fork() the child gets a fresh
+ * default pool at its first clove_run; once exit() has begun, a clove_run
+ * runs fn on a one-thread pool of its own (see docs/api.md). */
+CLOVE_API int clove_run(clove_fn *fn, void *arg);
+
 /* Workers of the pool including the calling thread (config.threads after
  * defaults were applied). */
 CLOVE_API unsigned clove_pool_threads(const clove_pool *pool);
@@ -488,6 +512,25 @@ static inline unsigned clove_worker_index(const clove_task *t)
     return t->index;
 }
 
+/* The calling thread's current task (clove_current), as clove_pool_run
+ * sets it. Exported from the library as a thread-local, so that
+ * clove_current() is one load: in an executable (PIE or not) the compiler
+ * reaches it through the initial-exec model, at a fixed offset from the
+ * thread pointer, which a static link resolves to a constant and a
+ * dynamic one to a GOT entry filled at load time (libclove.so is then
+ * loaded at start-up, where its TLS block is static); from a shared
+ * object it uses the general-dynamic model (__tls_get_addr), which also
+ * works when libclove.so is loaded with dlopen. Compilers without
+ * __thread or C11 _Thread_local call the library instead. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CLOVE__THREAD_LOCAL __thread
+#elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define CLOVE__THREAD_LOCAL _Thread_local
+#endif
+#ifdef CLOVE__THREAD_LOCAL
+extern CLOVE_API CLOVE__THREAD_LOCAL clove_task *clove__current_task;
+#endif
+
 
 /* Cold, out-of-line parts called by the inline code below. */
 CLOVE_API void clove__heartbeat_slow(clove_task *t);
@@ -497,6 +540,15 @@ CLOVE_API void clove__debug_fork(clove_task *t, bool null_future, struct clove__
 CLOVE_API void clove__debug_join(clove_task *t, bool null_future, struct clove__job *job,
                                  bool value);
 CLOVE_API clove_task *clove__current(void);
+
+static inline clove_task *clove_current(void)
+{
+#ifdef CLOVE__THREAD_LOCAL
+    return clove__current_task;
+#else
+    return clove__current();
+#endif
+}
 
 #if defined(__GNUC__) || defined(__clang__)
 /* Inlined even at -O0, so that debug builds report the user's call site

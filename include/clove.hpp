@@ -17,6 +17,7 @@
  *
  *   clove::pool       RAII owner of a clove_pool (throws std::system_error
  *                     with the errno value); run(f) = clove_pool_run.
+ *   run, current      clove_run (the default pool) and clove_current.
  *   clove::task       one clove_task pointer (pass it by value); t.join(f, g)
  *                     = clove_fork / clove_join, inline, no allocation.
  *   parallel_for      clove_for.
@@ -466,6 +467,22 @@ template <class F> void run_trampoline(clove_task *t, void *p) noexcept
 #endif
     }
 }
+/* f(task) through enter (clove_pool_run or clove_run): f's result, or
+ * its exception rethrown; enter's error as std::system_error(what). */
+template <class F, class Enter> decltype(auto) run_with(F &f, const char *what, Enter enter)
+{
+    using R = task_result_t<F>;
+    run_frame<F> fr{std::addressof(f), {}, {}};
+    int rc = enter(&run_trampoline<F>, static_cast<void *>(&fr));
+    if (rc != 0)
+        throw_errno(rc, what);
+    if (fr.e)
+        std::rethrow_exception(fr.e);
+    if constexpr (std::is_reference_v<R>)
+        return static_cast<R>(fr.r.take());
+    else if constexpr (!std::is_void_v<R>)
+        return std::remove_cv_t<R>(fr.r.take());
+}
 } // namespace detail
 
 /* Owns a clove_pool. Non-copyable, movable (a moved-from pool is empty:
@@ -506,18 +523,10 @@ public:
      * pool until f returns. Returns f's result; rethrows f's exception. */
     template <class F> decltype(auto) run(F &&f)
     {
-        using FF = std::remove_reference_t<F>;
-        using R = detail::task_result_t<FF>;
-        detail::run_frame<FF> fr{std::addressof(f), {}, {}};
-        int rc = clove_pool_run(p_, &detail::run_trampoline<FF>, &fr);
-        if (rc != 0)
-            detail::throw_errno(rc, "clove_pool_run");
-        if (fr.e)
-            std::rethrow_exception(fr.e);
-        if constexpr (std::is_reference_v<R>)
-            return static_cast<R>(fr.r.take());
-        else if constexpr (!std::is_void_v<R>)
-            return std::remove_cv_t<R>(fr.r.take());
+        clove_pool *p = p_;
+        return detail::run_with(f, "clove_pool_run", [p](clove_fn *fn, void *arg) {
+            return clove_pool_run(p, fn, arg);
+        });
     }
 
 private:
@@ -529,6 +538,25 @@ private:
     }
     clove_pool *p_ = nullptr;
 };
+
+/* clove_run: f(task) on the process's default pool (created at first use,
+ * destroyed at exit), or on the calling thread's task if it already runs
+ * one. Returns f's result; rethrows f's exception; throws
+ * std::system_error if the default pool cannot be created. */
+template <class F> decltype(auto) run(F &&f)
+{
+    return detail::run_with(f, "clove_run", [](clove_fn *fn, void *arg) {
+        return clove_run(fn, arg);
+    });
+}
+
+/* clove_current(): the calling thread's task inside a run; outside any
+ * run a task whose get() is nullptr (it converts to a null clove_task *,
+ * so `if (clove::current())` tells). One thread-local load. */
+inline task current() noexcept
+{
+    return task(clove_current());
+}
 
 /* ------------------------------------------------------------------------ */
 /* parallel_for                                                              */

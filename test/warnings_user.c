@@ -129,3 +129,27 @@ int64_t sum_many(clove_task *t, const wnode *const *nodes, int count)
     }
     return total;
 }
+
+/* Without a task parameter: the task from clove_current(). */
+int64_t sum_current(const wnode *n);
+
+static int64_t current_job(clove_task *t, void *n)
+{
+    (void)t;
+    return sum_current((const wnode *)n);
+}
+
+int64_t sum_current(const wnode *n)
+{
+    int64_t s = n->value, r;
+    if (n->left && n->right) {
+        clove_task *t = clove_current();
+        clove_future f;
+        clove_fork_value(t, &f, current_job, (void *)n->right);
+        s += sum_current(n->left);
+        if (!clove_join_value(t, &f, &r))
+            r = sum_current(n->right);
+        return s + r;
+    }
+    return s;
+}

@@ -185,6 +185,55 @@ static void test_join_tree_sum()
     }
 }
 
+// The same sum without a task parameter: clove::current() at every level.
+static int64_t tree_sum_current(const tnode *n, std::vector<unsigned char> &hits)
+{
+    hits[std::size_t(n->value - 1)]++;
+    int64_t s = n->value;
+    if (n->left && n->right) {
+        clove::task t = clove::current();
+        CHECK(t.get() != nullptr);
+        auto [l, r] = t.join([&] { return tree_sum_current(n->left, hits); },
+                             [&] { return tree_sum_current(n->right, hits); });
+        return s + l + r;
+    }
+    if (n->left)
+        s += tree_sum_current(n->left, hits);
+    if (n->right)
+        s += tree_sum_current(n->right, hits);
+    return s;
+}
+
+static void test_run_current()
+{
+    CHECK(!clove::current());
+    const int64_t n = int64_t(100000 / kScale);
+    std::vector<tnode> nodes(static_cast<std::size_t>(n));
+    tnode *root = build(nodes, 1, n);
+    auto check = [&](auto &&enter) {
+        std::vector<unsigned char> hits(std::size_t(n), 0);
+        int64_t s = enter([&] { return tree_sum_current(root, hits); });
+        CHECK(s == n * (n + 1) / 2);
+        CHECK(std::all_of(hits.begin(), hits.end(), [](unsigned char h) { return h == 1; }));
+    };
+    for (unsigned th : kThreads) {
+        clove::pool p = make_pool(th);
+        check([&](auto &&f) { return p.run(f); });
+        // clove::run inside a task of p stays on that task.
+        p.run([&](clove::task t) {
+            clove_task *inner = clove::run([](clove::task t2) { return t2.get(); });
+            CHECK(inner == t.get());
+            CHECK(clove::current().get() == t.get());
+        });
+    }
+    // The default pool, and its errors and exceptions.
+    check([](auto &&f) { return clove::run(f); });
+    CHECK(thrown_id([] { clove::run([] { throw test_error(7); }); }) == 7);
+    int &ref = clove::run([&]() -> int & { static int x = 3; return x; });
+    CHECK(ref == 3);
+    CHECK(!clove::current());
+}
+
 static int64_t fib_seq(int n) { return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2); }
 
 // Nested joins with every kind of side: value, void, move-only, reference.
