@@ -36,13 +36,20 @@ static void die(const char *fmt, const char *arg)
     exit(2);
 }
 
-enum impl { IMPL_BASELINE, IMPL_CLOVE, IMPL_OMP, IMPL_TBB, IMPL_OMP_CUT, IMPL_TBB_CUT, NIMPL };
-static const char *const impl_name[] = { "baseline",   "clove",     "omp",
+enum impl {
+    IMPL_BASELINE, IMPL_CLOVE, IMPL_TYPED, IMPL_OMP, IMPL_TBB, IMPL_OMP_CUT, IMPL_TBB_CUT, NIMPL
+};
+static const char *const impl_name[] = { "baseline",   "clove",     "typed",     "omp",
                                          "tbb",        "omp_cutoff", "tbb_cutoff" };
 
 static bool is_peer(enum impl i)
 {
     return i >= IMPL_OMP;
+}
+
+static bool is_clove(enum impl i)
+{
+    return i == IMPL_CLOVE || i == IMPL_TYPED;
 }
 
 static bool is_omp(enum impl i)
@@ -75,6 +82,7 @@ static rec_result run_once(const struct config *c, uint64_t n)
     switch (c->impl) {
     case IMPL_BASELINE: return W->baseline(n);
     case IMPL_CLOVE: return W->clove(c->pool, n);
+    case IMPL_TYPED: return W->clove_typed(c->pool, n);
 #ifdef CLOVE_BENCH_OPENMP
     case IMPL_OMP: return W->omp(n, c->threads, 0);
     case IMPL_OMP_CUT: return W->omp(n, c->threads, cutoff);
@@ -148,7 +156,8 @@ static void usage(void)
             "       [--batch B] [--min-time S] [--peer-time S] [--peer-reps P]\n"
             "       [--warmup W] [--heartbeat US] [--csv FILE] [--raw FILE] [--quick]\n"
             "  %s\n"
-            "  IMPL is baseline, clove, omp, tbb, omp_cutoff or tbb_cutoff\n"
+            "  IMPL is baseline, clove, typed (a typed task, CLOVE_TASK: fib only),\n"
+            "  omp, tbb, omp_cutoff or tbb_cutoff\n"
             "  -n N          size (repeatable; default %" PRIu64 ", --quick %" PRIu64
             ", %" PRIu64 "..%" PRIu64 ")\n"
             "  -t THREADS    clove / peer thread count (repeatable; default 1 and 2)\n"
@@ -206,7 +215,7 @@ int rec_main(const rec_workload *w, int argc, char **argv)
     uint64_t sizes[MAX_LIST];
     unsigned long threads[MAX_LIST];
     size_t nsizes = 0, nthreads = 0;
-    bool want_baseline = false, quick = false;
+    bool want_baseline = false, want_typed = false, quick = false;
     int only = -1;
     bool want[NIMPL] = { false }, explicit_peer[NIMPL] = { false };
     unsigned long reps = 0, batch_opt = 0, warmup = 1, heartbeat = 0, peer_reps = 0;
@@ -245,6 +254,8 @@ int rec_main(const rec_workload *w, int argc, char **argv)
                 only = which;
             else if (which == IMPL_BASELINE)
                 want_baseline = true;
+            else if (which == IMPL_TYPED)
+                want_typed = true;
             if (is_peer((enum impl)which))
                 want[which] = explicit_peer[which] = true;
         } else if (!strcmp(a, "--peer-reps")) {
@@ -311,6 +322,10 @@ int rec_main(const rec_workload *w, int argc, char **argv)
         for (size_t k = 0; k < nthreads; k++)
             cfg[ncfg++] = (struct config){ .impl = IMPL_CLOVE,
                                            .threads = (unsigned)threads[k] };
+    if (w->clove_typed && (only < 0 ? want_typed : only == IMPL_TYPED))
+        for (size_t k = 0; k < nthreads; k++)
+            cfg[ncfg++] = (struct config){ .impl = IMPL_TYPED,
+                                           .threads = (unsigned)threads[k] };
     for (int p = IMPL_OMP; p < NIMPL; p++)
         if (want[p])
             for (size_t k = 0; k < nthreads; k++)
@@ -325,7 +340,7 @@ int rec_main(const rec_workload *w, int argc, char **argv)
     }
 
     for (size_t k = 0; k < ncfg; k++) {
-        if (cfg[k].impl != IMPL_CLOVE) continue;
+        if (!is_clove(cfg[k].impl)) continue;
         clove_config cc = { .threads = cfg[k].threads,
                             .heartbeat_us = (unsigned)heartbeat,
                             .stack_size = w->stack_size };
@@ -523,7 +538,7 @@ int rec_main(const rec_workload *w, int argc, char **argv)
             if (csv) {
                 fprintf(csv, "%s,%" PRIu64 ",%s,%u,%lu,%.4f,%.4f,%.4f,", w->name, n,
                         impl_name[cfg[k].impl], cfg[k].threads,
-                        cfg[k].impl == IMPL_CLOVE
+                        is_clove(cfg[k].impl)
                             ? (heartbeat ? heartbeat : CLOVE_DEFAULT_HEARTBEAT_US)
                             : 0ul,
                         med, v[0], v[m - 1]);

@@ -54,6 +54,8 @@ void tree_sum_args_in_job(clove_task *t, void *arg);
 void tree_sum_join2_job(clove_task *t, void *arg);
 void tree_sum_current_job(clove_task *t, void *arg);
 void tree_sum_current_job_dbg(clove_task *t, void *arg);
+void tree_sum_typed_job(clove_task *t, void *arg);
+void tree_sum_typed_job_dbg(clove_task *t, void *arg);
 void tree_sum_job_dbg(clove_task *t, void *arg);
 void tree_sum_args_job_dbg(clove_task *t, void *arg);
 void tree_sum_args_in_job_dbg(clove_task *t, void *arg);

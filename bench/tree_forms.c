@@ -170,3 +170,27 @@ void FORM(tree_sum_current_job)(clove_task *t, void *p)
     (void)t;
     a->result = FORM(tree_sum_current)(a->n);
 }
+
+int64_t FORM(tree_sum_typed)(clove_task *t, const node *n);
+CLOVE_TASK(int64_t, FORM(tree_sum_typed), const node *);
+
+int64_t FORM(tree_sum_typed)(clove_task *t, const node *n)
+{
+    int64_t s = n->value;
+    if (n->left && n->right) {
+        CLOVE_FORK(t, FORM(tree_sum_typed), right, n->right);
+        s += FORM(tree_sum_typed)(t, n->left);
+        return s + CLOVE_JOIN(t, right);
+    }
+    if (n->left)
+        s += FORM(tree_sum_typed)(t, n->left);
+    if (n->right)
+        s += FORM(tree_sum_typed)(t, n->right);
+    return s;
+}
+
+void FORM(tree_sum_typed_job)(clove_task *t, void *p)
+{
+    struct tree_sum_arg *a = p;
+    a->result = FORM(tree_sum_typed)(t, a->n);
+}

@@ -22,9 +22,10 @@
  *   join2     the same with clove_join2 over two argument blocks
  *   current   the value form without a task parameter: every level asks
  *             clove_current() for its task
- *   clove-dbg, args-dbg, join2-dbg  the same source built without NDEBUG
- *             (CLOVE_DEBUG on, as in a user's default build); --forms
- *             includes these six
+ *   typed     a typed task (CLOVE_TASK / CLOVE_FORK / CLOVE_JOIN)
+ *   clove-dbg, args-dbg, join2-dbg, typed-dbg  the same source built
+ *             without NDEBUG (CLOVE_DEBUG on, as in a user's default
+ *             build); --forms includes every form but clove
  *   omp, tbb  optional peers (bench/peers/, --peers): the same fork at every
  *             node with OpenMP tasks (libgomp) and oneTBB task_group; built
  *             only when CMake finds OpenMP / TBBConfig.cmake. Their samples
@@ -143,21 +144,23 @@ __attribute__((noinline)) static int64_t run_clove(clove_pool *pool, clove_fn *j
 
 enum impl {
     IMPL_BASELINE, IMPL_SPLIT,
-    IMPL_CLOVE, IMPL_ARGS, IMPL_ARGS_IN, IMPL_JOIN2, IMPL_CURRENT, IMPL_CLOVE_DBG,
-    IMPL_ARGS_DBG, IMPL_JOIN2_DBG,
+    IMPL_CLOVE, IMPL_ARGS, IMPL_ARGS_IN, IMPL_JOIN2, IMPL_CURRENT, IMPL_TYPED, IMPL_CLOVE_DBG,
+    IMPL_ARGS_DBG, IMPL_JOIN2_DBG, IMPL_TYPED_DBG,
     IMPL_OMP, IMPL_TBB, NIMPL
 };
 static const char *const impl_name[] = { "baseline", "split",     "clove",    "args",
-                                         "args-in",  "join2",     "current",
+                                         "args-in",  "join2",     "current",  "typed",
                                          "clove-dbg", "args-dbg",
-                                         "join2-dbg", "omp",      "tbb" };
+                                         "join2-dbg", "typed-dbg", "omp",   "tbb" };
 /* The job each of clove's forms runs over the whole tree (tree_forms.c). */
 static clove_fn *const impl_job[NIMPL] = {
     [IMPL_CLOVE] = tree_sum_job,         [IMPL_ARGS] = tree_sum_args_job,
     [IMPL_ARGS_IN] = tree_sum_args_in_job,
     [IMPL_JOIN2] = tree_sum_join2_job,   [IMPL_CURRENT] = tree_sum_current_job,
+    [IMPL_TYPED] = tree_sum_typed_job,
     [IMPL_CLOVE_DBG] = tree_sum_job_dbg,
     [IMPL_ARGS_DBG] = tree_sum_args_job_dbg, [IMPL_JOIN2_DBG] = tree_sum_join2_job_dbg,
+    [IMPL_TYPED_DBG] = tree_sum_typed_job_dbg,
 };
 
 static bool is_peer(enum impl i)
@@ -167,7 +170,7 @@ static bool is_peer(enum impl i)
 
 static bool is_clove(enum impl i)
 {
-    return i >= IMPL_CLOVE && i <= IMPL_JOIN2_DBG;
+    return i >= IMPL_CLOVE && i <= IMPL_TYPED_DBG;
 }
 
 struct config {
@@ -189,7 +192,8 @@ static int64_t run_once(const struct config *c, const node *root)
     case IMPL_BASELINE: return run_baseline(root);
     case IMPL_SPLIT: return run_split(root);
     case IMPL_CLOVE: case IMPL_ARGS: case IMPL_ARGS_IN: case IMPL_JOIN2: case IMPL_CURRENT:
-    case IMPL_CLOVE_DBG: case IMPL_ARGS_DBG: case IMPL_JOIN2_DBG:
+    case IMPL_TYPED:
+    case IMPL_CLOVE_DBG: case IMPL_ARGS_DBG: case IMPL_JOIN2_DBG: case IMPL_TYPED_DBG:
         return run_clove(c->pool, impl_job[c->impl], root);
 #ifdef CLOVE_BENCH_OPENMP
     case IMPL_OMP: return omp_tree_sum(root, c->threads);
@@ -263,7 +267,8 @@ static void usage(void)
           "  IMPL is baseline, split, clove (clove_fork_value), args (clove_fork\n"
           "  with an argument block), args-in (the fallback call inside the\n"
           "  block), join2 (clove_join2), current (the value form, its task from\n"
-          "  clove_current() at every level), clove-dbg, args-dbg, join2-dbg (the\n"
+          "  clove_current() at every level), typed (CLOVE_TASK), clove-dbg,\n"
+          "  args-dbg, join2-dbg, typed-dbg (the\n"
           "  same built without NDEBUG), omp (OpenMP tasks) or tbb (oneTBB)\n"
           "  -n NODES      tree size (repeatable; default 10000000)\n"
           "  -t THREADS    clove / peer thread count (repeatable; default 1 and 2)\n"
@@ -272,7 +277,7 @@ static void usage(void)
           "  --split-min NODES  but not for trees smaller than this (there it\n"
           "                times pthread_create, ~50 us, and disturbs the\n"
           "                samples after it)\n"
-          "  --forms       include args, args-in, join2, current and the three\n"
+          "  --forms       include args, args-in, join2, current, typed and the\n"
           "                -dbg forms\n"
           "  --peers       include every peer runtime this binary was built with\n"
           "                (a peer that was not built is reported, not run)\n"
@@ -331,7 +336,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--split-min")) {
             split_min = parse_ul("--split-min", NEXT(), 1ul << 40);
         } else if (!strcmp(a, "--forms")) {
-            for (int k = IMPL_ARGS; k <= IMPL_JOIN2_DBG; k++)
+            for (int k = IMPL_ARGS; k <= IMPL_TYPED_DBG; k++)
                 want_form[k] = true;
         } else if (!strcmp(a, "--peers")) {
             want_peer[IMPL_OMP] = want_peer[IMPL_TBB] = true;
@@ -415,7 +420,7 @@ int main(int argc, char **argv)
         cfg[ncfg++] = (struct config){ .impl = IMPL_BASELINE, .threads = 1 };
     if (want_split && (only < 0 || only == IMPL_SPLIT))
         cfg[ncfg++] = (struct config){ .impl = IMPL_SPLIT, .threads = 2 };
-    for (int f = IMPL_CLOVE; f <= IMPL_JOIN2_DBG; f++)
+    for (int f = IMPL_CLOVE; f <= IMPL_TYPED_DBG; f++)
         if (only < 0 ? f == IMPL_CLOVE || want_form[f] : only == f)
             for (size_t k = 0; k < nthreads; k++)
                 cfg[ncfg++] = (struct config){ .impl = (enum impl)f,

@@ -124,6 +124,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 #include <atomic>
@@ -827,6 +828,286 @@ CLOVE__INLINE void clove_join2(clove_task *t, clove_fn *a, void *a_arg,
 #if CLOVE_DEBUG && defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+
+/* ------------------------------------------------------------------------ */
+/* Typed tasks                                                               */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A typed task is an ordinary function whose first parameter is the task,
+ * followed by 1 to 6 typed arguments, declared as a task in one line:
+ *
+ *     static int64_t fib(clove_task *t, int n);
+ *     CLOVE_TASK(int64_t, fib, int);
+ *
+ *     static int64_t fib(clove_task *t, int n)
+ *     {
+ *         if (n < 2)
+ *             return n;
+ *         CLOVE_FORK(t, fib, b, n - 2);    // b: fib(t, n - 2), maybe elsewhere
+ *         int64_t a = fib(t, n - 1);      // the other half, here
+ *         return a + CLOVE_JOIN(t, b);    // b's result, computed here if
+ *     }                                   // nobody took it
+ *
+ * CLOVE_TASK(R, name, T1, ..., Tk) declares the task `name` of a function
+ *     R name(clove_task *, T1, ..., Tk) declared before it (k = 1 .. 6; R
+ *     any complete object type: CLOVE_VOID_TASK(name, T1, ..., Tk) for one
+ *     that returns void). It defines, with internal linkage, the job that
+ *     runs it elsewhere and the inline fork and join; at file scope, once
+ *     per task.
+ * CLOVE_FORK(t, name, var, a1, ..., ak) forks name(t, a1, ..., ak) and
+ *     declares var, its handle, in the enclosing block (a declaration: it
+ *     cannot be the body of an if or a loop). The arguments are evaluated
+ *     once, here, and converted to T1 .. Tk.
+ * CLOVE_JOIN(t, var) joins it: an expression of type R, the result, from
+ *     the worker that ran it or, when nobody took it, from the call
+ *     name(t, a1, ..., ak) that the join makes itself. So the fallback
+ *     cannot be forgotten, and a CLOVE_FORK without its CLOVE_JOIN leaves
+ *     a variable unused (a warning with -Wall) besides the unjoined fork
+ *     that clove_pool_run reports. Forks and joins nest like parentheses,
+ *     as with clove_fork (checked when CLOVE_DEBUG).
+ * CLOVE_RUN(name, [&result,] a1, ..., ak) runs name(t, a1, ..., ak) with
+ *     clove_run (the default pool), CLOVE_POOL_RUN(pool, name, [&result,]
+ *     a1, ..., ak) with clove_pool_run: the result is stored through the
+ *     pointer given after the name (not for a void task; it may be NULL).
+ *     They return what clove_run / clove_pool_run return.
+ *
+ * How it compiles. A result of at most 8 bytes (and void) goes through the
+ * record, as with clove_fork_value; a larger one is written by the job
+ * into var, as with clove_fork. A single argument of at most a pointer's
+ * size travels in the record's arg itself, so nothing in the forking frame
+ * has its address taken: this is the value form's code, and its cost
+ * (tree sum and fib: bench/README.md). Several or larger arguments are
+ * stored in var, whose address the record holds until the join; var is
+ * in scope at the join's call, which then cannot become a loop (the cost
+ * of clove_fork with the call inside the argument block).
+ */
+#define CLOVE_TASK(R, name, ...) \
+    CLOVE__TASK_GEN(R, name, CLOVE__TNARG(__VA_ARGS__), __VA_ARGS__)
+#define CLOVE_VOID_TASK(name, ...) \
+    CLOVE__VOID_TASK_GEN(name, CLOVE__TNARG(__VA_ARGS__), __VA_ARGS__)
+#define CLOVE_FORK(t, name, var, ...) CLOVE__FORK(t, name, var, __VA_ARGS__)
+#define CLOVE_JOIN(t, var) clove__tjoin_of_##var((t), &var)
+#define CLOVE_RUN(name, ...) CLOVE__TRUN(name, NULL, true, __VA_ARGS__)
+#define CLOVE_POOL_RUN(pool, name, ...) CLOVE__TRUN(name, (pool), false, __VA_ARGS__)
+
+/* Their parts. The public macros pass name on once, so that a name that
+ * is itself a macro call is expanded before it is pasted. */
+#define CLOVE__FORK(t, name, var, ...)                                                      \
+    struct clove__task_##name var;                                                          \
+    static clove__tjoin_t_##name *const clove__tjoin_of_##var = clove__tjoin_##name;        \
+    clove__tfork_##name((t), &var, __VA_ARGS__)
+#define CLOVE__TRUN(name, ...) clove__trun_##name(__VA_ARGS__)
+/* N is the number of arguments (1 .. 6). */
+#define CLOVE__TNARG(...) CLOVE__TNARG_(__VA_ARGS__, 6, 5, 4, 3, 2, 1, 0)
+#define CLOVE__TNARG_(a1, a2, a3, a4, a5, a6, n, ...) n
+/* The argument block's fields, the fork's parameters, the call's
+ * arguments read through the prefix x (such as `v->a.`), and the stores
+ * into the block. */
+#define CLOVE__TFIELDS_1(T1) T1 a1;
+#define CLOVE__TFIELDS_2(T1, T2) T1 a1; T2 a2;
+#define CLOVE__TFIELDS_3(T1, T2, T3) T1 a1; T2 a2; T3 a3;
+#define CLOVE__TFIELDS_4(T1, T2, T3, T4) T1 a1; T2 a2; T3 a3; T4 a4;
+#define CLOVE__TFIELDS_5(T1, T2, T3, T4, T5) T1 a1; T2 a2; T3 a3; T4 a4; T5 a5;
+#define CLOVE__TFIELDS_6(T1, T2, T3, T4, T5, T6) T1 a1; T2 a2; T3 a3; T4 a4; T5 a5; T6 a6;
+#define CLOVE__TPARAMS_1(T1) T1 a1
+#define CLOVE__TPARAMS_2(T1, T2) T1 a1, T2 a2
+#define CLOVE__TPARAMS_3(T1, T2, T3) T1 a1, T2 a2, T3 a3
+#define CLOVE__TPARAMS_4(T1, T2, T3, T4) T1 a1, T2 a2, T3 a3, T4 a4
+#define CLOVE__TPARAMS_5(T1, T2, T3, T4, T5) T1 a1, T2 a2, T3 a3, T4 a4, T5 a5
+#define CLOVE__TPARAMS_6(T1, T2, T3, T4, T5, T6) T1 a1, T2 a2, T3 a3, T4 a4, T5 a5, T6 a6
+#define CLOVE__TGET_1(x) x a1
+#define CLOVE__TGET_2(x) x a1, x a2
+#define CLOVE__TGET_3(x) x a1, x a2, x a3
+#define CLOVE__TGET_4(x) x a1, x a2, x a3, x a4
+#define CLOVE__TGET_5(x) x a1, x a2, x a3, x a4, x a5
+#define CLOVE__TGET_6(x) x a1, x a2, x a3, x a4, x a5, x a6
+#define CLOVE__TSET_1(x) x a1 = a1;
+#define CLOVE__TSET_2(x) x a1 = a1; x a2 = a2;
+#define CLOVE__TSET_3(x) x a1 = a1; x a2 = a2; x a3 = a3;
+#define CLOVE__TSET_4(x) x a1 = a1; x a2 = a2; x a3 = a3; x a4 = a4;
+#define CLOVE__TSET_5(x) x a1 = a1; x a2 = a2; x a3 = a3; x a4 = a4; x a5 = a5;
+#define CLOVE__TSET_6(x) x a1 = a1; x a2 = a2; x a3 = a3; x a4 = a4; x a5 = a5; x a6 = a6;
+/* Whether the arguments travel in the record's arg: one, that fits. */
+#define CLOVE__TPACK_1(T1) (sizeof(T1) <= sizeof(void *))
+#define CLOVE__TPACK_2(...) 0
+#define CLOVE__TPACK_3(...) 0
+#define CLOVE__TPACK_4(...) 0
+#define CLOVE__TPACK_5(...) 0
+#define CLOVE__TPACK_6(...) 0
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CLOVE__TUNUSED __attribute__((unused))
+#else
+#define CLOVE__TUNUSED
+#endif
+
+/* Bytes of an argument or result in and out of a record's arg or result
+ * word (memcpy of a constant size: register moves once inlined). */
+CLOVE__INLINE void *clove__tpack_arg(const void *a, size_t size)
+{
+    uintptr_t u = 0;
+    memcpy(&u, a, size < sizeof u ? size : sizeof u);
+    return (void *)u;
+}
+CLOVE__INLINE void clove__tunpack_arg(void *a, size_t size, void *p)
+{
+    uintptr_t u = (uintptr_t)p;
+    memcpy(a, &u, size < sizeof u ? size : sizeof u);
+}
+CLOVE__INLINE int64_t clove__tpack_result(const void *r, size_t size)
+{
+    int64_t v = 0;
+    memcpy(&v, r, size < sizeof v ? size : sizeof v);
+    return v;
+}
+CLOVE__INLINE void clove__tunpack_result(void *r, size_t size, int64_t v)
+{
+    memcpy(r, &v, size < sizeof v ? size : sizeof v);
+}
+
+/* After a join that returned false (nobody ran the job): the arg of the
+ * fork it joined. Every such join leaves t->top at the record, whose arg
+ * only a fork writes; in a release build the future still names the
+ * record too, and it is already in a register. Read from there rather
+ * than kept from the fork, the argument needs no register across the
+ * call between fork and join (what the value form's reload of its
+ * argument expression costs). */
+CLOVE__INLINE void *clove__tjoined_arg(clove_task *t, const clove_future *f)
+{
+#if CLOVE_DEBUG
+    (void)f;
+    return t->top->arg;
+#else
+    (void)t;
+    return f->job->arg;
+#endif
+}
+
+#define CLOVE__TASK_GEN(R, name, N, ...) CLOVE__TASK_GEN_(R, name, N, __VA_ARGS__)
+#define CLOVE__TASK_GEN_(R, name, N, ...)                                                   \
+    struct clove__targs_##name {                                                            \
+        CLOVE__TFIELDS_##N(__VA_ARGS__)                                                     \
+    };                                                                                      \
+    struct clove__task_##name {                                                             \
+        clove_future f;                                                                     \
+        struct clove__targs_##name a;                                                       \
+        R r; /* the result: from the record, or written by the job */                       \
+    };                                                                                      \
+    /* The job, when R fits the record: the arguments from arg. */                          \
+    CLOVE__TUNUSED static int64_t clove__tjob_##name(clove_task *t, void *p)                \
+    {                                                                                       \
+        struct clove__targs_##name x;                                                       \
+        if (CLOVE__TPACK_##N(__VA_ARGS__))                                                  \
+            clove__tunpack_arg(&x, sizeof x, p);                                            \
+        else                                                                                \
+            x = *(struct clove__targs_##name *)p;                                           \
+        R r = name(t, CLOVE__TGET_##N(x.));                                                 \
+        return clove__tpack_result(&r, sizeof r);                                           \
+    }                                                                                       \
+    /* The job when it does not, and CLOVE_RUN's: the result into the handle. */            \
+    CLOVE__TUNUSED static void clove__tjob_big_##name(clove_task *t, void *p)               \
+    {                                                                                       \
+        struct clove__task_##name *v = (struct clove__task_##name *)p;                      \
+        v->r = name(t, CLOVE__TGET_##N(v->a.));                                             \
+    }                                                                                       \
+    CLOVE__TUNUSED CLOVE__INLINE void clove__tfork_##name(clove_task *t, struct clove__task_##name *v,     \
+                                           CLOVE__TPARAMS_##N(__VA_ARGS__))                 \
+    {                                                                                       \
+        CLOVE__TSET_##N(v->a.)                                                              \
+        if (sizeof(R) <= sizeof(int64_t))                                                   \
+            clove_fork_value(t, &v->f, clove__tjob_##name,                                  \
+                             CLOVE__TPACK_##N(__VA_ARGS__)                                  \
+                                 ? clove__tpack_arg(&v->a, sizeof v->a)                     \
+                                 : (void *)&v->a);                                          \
+        else                                                                                \
+            clove_fork(t, &v->f, clove__tjob_big_##name, v);                                \
+    }                                                                                       \
+    CLOVE__TUNUSED CLOVE__INLINE R clove__tjoin_##name(clove_task *t, struct clove__task_##name *v)        \
+    {                                                                                       \
+        if (sizeof(R) <= sizeof(int64_t)) {                                                 \
+            int64_t x;                                                                      \
+            if (clove_join_value(t, &v->f, &x)) {                                           \
+                clove__tunpack_result(&v->r, sizeof v->r, x);                               \
+                return v->r;                                                                \
+            }                                                                               \
+        } else if (clove_join(t, &v->f)) {                                                  \
+            return v->r;                                                                    \
+        }                                                                                   \
+        if (CLOVE__TPACK_##N(__VA_ARGS__) && sizeof(R) <= sizeof(int64_t)) {                \
+            struct clove__targs_##name x;                                                   \
+            clove__tunpack_arg(&x, sizeof x, clove__tjoined_arg(t, &v->f));                 \
+            return name(t, CLOVE__TGET_##N(x.));                                            \
+        }                                                                                   \
+        return name(t, CLOVE__TGET_##N(v->a.));                                             \
+    }                                                                                       \
+    CLOVE__TUNUSED static inline int clove__trun_##name(clove_pool *pool, bool dflt, R *out,               \
+                                         CLOVE__TPARAMS_##N(__VA_ARGS__))                   \
+    {                                                                                       \
+        struct clove__task_##name v;                                                        \
+        CLOVE__TSET_##N(v.a.)                                                               \
+        int rc = dflt ? clove_run(clove__tjob_big_##name, &v)                               \
+                      : clove_pool_run(pool, clove__tjob_big_##name, &v);                   \
+        if (rc == 0 && out != NULL)                                                         \
+            *out = v.r;                                                                     \
+        return rc;                                                                          \
+    }                                                                                       \
+    typedef R clove__tjoin_t_##name(clove_task *, struct clove__task_##name *)
+
+#define CLOVE__VOID_TASK_GEN(name, N, ...) CLOVE__VOID_TASK_GEN_(name, N, __VA_ARGS__)
+#define CLOVE__VOID_TASK_GEN_(name, N, ...)                                                 \
+    struct clove__targs_##name {                                                            \
+        CLOVE__TFIELDS_##N(__VA_ARGS__)                                                     \
+    };                                                                                      \
+    struct clove__task_##name {                                                             \
+        clove_future f;                                                                     \
+        struct clove__targs_##name a;                                                       \
+    };                                                                                      \
+    CLOVE__TUNUSED static int64_t clove__tjob_##name(clove_task *t, void *p)                \
+    {                                                                                       \
+        struct clove__targs_##name x;                                                       \
+        if (CLOVE__TPACK_##N(__VA_ARGS__))                                                  \
+            clove__tunpack_arg(&x, sizeof x, p);                                            \
+        else                                                                                \
+            x = *(struct clove__targs_##name *)p;                                           \
+        name(t, CLOVE__TGET_##N(x.));                                                       \
+        return 0;                                                                           \
+    }                                                                                       \
+    CLOVE__TUNUSED static void clove__tentry_##name(clove_task *t, void *p)                 \
+    {                                                                                       \
+        struct clove__targs_##name *x = (struct clove__targs_##name *)p;                    \
+        name(t, CLOVE__TGET_##N(x->));                                                      \
+    }                                                                                       \
+    CLOVE__TUNUSED CLOVE__INLINE void clove__tfork_##name(clove_task *t, struct clove__task_##name *v,     \
+                                           CLOVE__TPARAMS_##N(__VA_ARGS__))                 \
+    {                                                                                       \
+        CLOVE__TSET_##N(v->a.)                                                              \
+        clove_fork_value(t, &v->f, clove__tjob_##name,                                      \
+                         CLOVE__TPACK_##N(__VA_ARGS__) ? clove__tpack_arg(&v->a, sizeof v->a) \
+                                                       : (void *)&v->a);                    \
+    }                                                                                       \
+    CLOVE__TUNUSED CLOVE__INLINE void clove__tjoin_##name(clove_task *t, struct clove__task_##name *v)     \
+    {                                                                                       \
+        int64_t r;                                                                          \
+        if (clove_join_value(t, &v->f, &r))                                                 \
+            return;                                                                         \
+        if (CLOVE__TPACK_##N(__VA_ARGS__)) {                                                \
+            struct clove__targs_##name x;                                                   \
+            clove__tunpack_arg(&x, sizeof x, clove__tjoined_arg(t, &v->f));                 \
+            name(t, CLOVE__TGET_##N(x.));                                                   \
+        } else {                                                                            \
+            name(t, CLOVE__TGET_##N(v->a.));                                                \
+        }                                                                                   \
+    }                                                                                       \
+    CLOVE__TUNUSED static inline int clove__trun_##name(clove_pool *pool, bool dflt,                       \
+                                         CLOVE__TPARAMS_##N(__VA_ARGS__))                   \
+    {                                                                                       \
+        struct clove__targs_##name x;                                                       \
+        CLOVE__TSET_##N(x.)                                                                 \
+        return dflt ? clove_run(clove__tentry_##name, &x)                                   \
+                    : clove_pool_run(pool, clove__tentry_##name, &x);                       \
+    }                                                                                       \
+    typedef void clove__tjoin_t_##name(clove_task *, struct clove__task_##name *)
 
 #ifdef __cplusplus
 }
