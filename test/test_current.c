@@ -298,6 +298,13 @@ static clove_pool *parent_pool;
 
 static void child_after_fork(void)
 {
+#ifdef CLOVE_TSAN
+    /* ThreadSanitizer cannot start threads in the child of a
+     * multi-threaded process (see process_fork): a one-thread default
+     * pool starts none. */
+    if (setenv("CLOVE_THREADS", "1", 1) != 0)
+        _exit(4);
+#endif
     struct deep_arg a = {10, 0, NULL, 0};
     if (clove_run(deep_fn, &a) != 0 || a.got != 1024 || a.pool == parent_pool)
         _exit(3);
