@@ -385,6 +385,26 @@ CLOVE_API int clove_reduce(clove_task *t, size_t begin, size_t end, void *acc,
                            clove_reduce_fn *body, clove_combine_fn *combine,
                            void *ctx);
 
+/* The same reduction with a result that depends only on begin, end, grain
+ * and the starting *acc, never on the thread count or the timing (a
+ * floating-point sum gives the same bits every run; oneTBB's
+ * parallel_deterministic_reduce). [begin, end) is cut into blocks of grain
+ * iterations (the last one shorter; grain 0 = max(2048, ceil(n / 4096)) for
+ * n = end - begin, at most 4096 blocks). Each block is folded by one body
+ * call; the blocks are combined in a fixed binary tree (halving the list of
+ * blocks, the lower half the smaller), left then right: the first block
+ * folds into *acc, every other subtree into a fresh accumulator (init),
+ * then combined. So init and combine run once per block but the first,
+ * wherever the work ran; the blocks run in parallel when heartbeats find
+ * idle workers. Accumulators up to 64 bytes live on the stack; larger ones
+ * in one array of (blocks - 1) accumulators allocated before any call,
+ * each aligned for max_align_t. Returns 0, EINVAL (as clove_reduce), or
+ * ENOMEM (that array could not be allocated; nothing was called). */
+CLOVE_API int clove_reduce_deterministic(clove_task *t, size_t begin, size_t end, size_t grain,
+                                         void *acc, size_t acc_size, clove_init_fn *init,
+                                         clove_reduce_fn *body, clove_combine_fn *combine,
+                                         void *ctx);
+
 /* ------------------------------------------------------------------------ */
 /* Scopes                                                                   */
 /* ------------------------------------------------------------------------ */

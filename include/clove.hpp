@@ -22,7 +22,8 @@
  *                     = clove_fork / clove_join, inline, no allocation.
  *   parallel_for      clove_for.
  *   reduce            clove_reduce, with T constructed in clove's own
- *                     accumulator buffers (placement new / destroy).
+ *                     accumulator buffers (placement new / destroy);
+ *                     with clove::deterministic{}, clove_reduce_deterministic.
  *   scope, spawn      clove_scope_run / clove_spawn; closures stored in
  *                     per-worker arenas, not one heap allocation per spawn.
  *   sort              a stable parallel mergesort on t.join (clove_sort's
@@ -776,6 +777,49 @@ template <class T> struct acc_guard {
 
 } // namespace detail
 
+/* The option of reduce that makes it clove_reduce_deterministic: the
+ * result depends on the range and grain only, never on the thread count
+ * or the timing. grain 0: at most 4096 blocks of at least 2048 iterations
+ * (clove.h). */
+struct deterministic {
+    std::size_t grain = 0;
+};
+
+namespace detail {
+
+template <class T, class Fold, class Combine>
+T reduce_impl(task t, std::size_t begin, std::size_t end, T &identity, Fold &fold,
+              Combine &combine, const deterministic *det)
+{
+    static_assert(detail::fold_kind<T, Fold>() != 0,
+                  "clove::reduce: fold must accept (T&, lo, hi), (T&&, i) returning T, "
+                  "or (T&, i)");
+    static_assert(detail::combine_kind<T, Combine>() != 0,
+                  "clove::reduce: combine must accept (T&&, T&&) returning T, "
+                  "(T&, T&&) or (T&, T&)");
+    static_assert(std::is_copy_constructible_v<T>, "clove::reduce: T must be copy-constructible");
+    detail::reduce_frame<T, Fold, Combine> fr{&identity, std::addressof(fold),
+                                              std::addressof(combine), {}};
+    detail::acc_box<T> root;
+    root.alive = false;
+    root.make(identity);
+    detail::acc_guard<T> guard{root};
+    int rc = det ? clove_reduce_deterministic(t.get(), begin, end, det->grain, &root,
+                                              sizeof root, &detail::reduce_init<T, Fold, Combine>,
+                                              &detail::reduce_body<T, Fold, Combine>,
+                                              &detail::reduce_combine<T, Fold, Combine>, &fr)
+                 : clove_reduce(t.get(), begin, end, &root, sizeof root,
+                                &detail::reduce_init<T, Fold, Combine>,
+                                &detail::reduce_body<T, Fold, Combine>,
+                                &detail::reduce_combine<T, Fold, Combine>, &fr);
+    if (rc != 0)
+        detail::throw_errno(rc, det ? "clove_reduce_deterministic" : "clove_reduce");
+    fr.err.rethrow_if_any();
+    return std::move(root.get());
+}
+
+} // namespace detail
+
 /* clove_reduce over [begin, end) in index order; returns the result.
  * identity: copied into every fresh accumulator (T must be copy-
  *           constructible; it is the starting value too).
@@ -792,29 +836,21 @@ template <class T> struct acc_guard {
 template <class T, class Fold, class Combine>
 T reduce(task t, std::size_t begin, std::size_t end, T identity, Fold &&fold, Combine &&combine)
 {
-    using FoldT = std::remove_reference_t<Fold>;
-    using CombT = std::remove_reference_t<Combine>;
-    static_assert(detail::fold_kind<T, FoldT>() != 0,
-                  "clove::reduce: fold must accept (T&, lo, hi), (T&&, i) returning T, "
-                  "or (T&, i)");
-    static_assert(detail::combine_kind<T, CombT>() != 0,
-                  "clove::reduce: combine must accept (T&&, T&&) returning T, "
-                  "(T&, T&&) or (T&, T&)");
-    static_assert(std::is_copy_constructible_v<T>, "clove::reduce: T must be copy-constructible");
-    detail::reduce_frame<T, FoldT, CombT> fr{&identity, std::addressof(fold),
-                                             std::addressof(combine), {}};
-    detail::acc_box<T> root;
-    root.alive = false;
-    root.make(identity);
-    detail::acc_guard<T> guard{root};
-    int rc = clove_reduce(t.get(), begin, end, &root, sizeof root,
-                          &detail::reduce_init<T, FoldT, CombT>,
-                          &detail::reduce_body<T, FoldT, CombT>,
-                          &detail::reduce_combine<T, FoldT, CombT>, &fr);
-    if (rc != 0)
-        detail::throw_errno(rc, "clove_reduce");
-    fr.err.rethrow_if_any();
-    return std::move(root.get());
+    return detail::reduce_impl<T, std::remove_reference_t<Fold>, std::remove_reference_t<Combine>>(
+        t, begin, end, identity, fold, combine, nullptr);
+}
+
+/* The same with clove_reduce_deterministic (pass clove::deterministic{} or
+ * clove::deterministic{grain}): the same result, bit for bit, on any
+ * number of threads; fold and combine see the same pieces every run.
+ * Throws std::system_error(ENOMEM) when clove cannot allocate the
+ * accumulators of a T over 64 bytes (nothing has run then). */
+template <class T, class Fold, class Combine>
+T reduce(task t, std::size_t begin, std::size_t end, T identity, Fold &&fold, Combine &&combine,
+         deterministic det)
+{
+    return detail::reduce_impl<T, std::remove_reference_t<Fold>, std::remove_reference_t<Combine>>(
+        t, begin, end, identity, fold, combine, &det);
 }
 
 /* ------------------------------------------------------------------------ */
