@@ -432,6 +432,53 @@ CLOVE_API void clove_scope_run(clove_task *t, clove_scope_fn *fn, void *arg);
 CLOVE_API void clove_spawn(clove_task *t, clove_scope *s, clove_scope_fn *job, void *arg);
 
 /* ------------------------------------------------------------------------ */
+/* Cancellation                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* A cancellation token: one flag, shared by everything that works on one
+ * question (a search, a branch-and-bound), however it is split into loops,
+ * scopes and forks. Initialise with CLOVE_CANCEL_INIT or
+ * clove_cancel_init; request with clove_cancel_request from any thread;
+ * poll with clove_cancelled (one relaxed load: cheap enough for an inner
+ * loop). Cancelling is one way: a token stays requested until it is
+ * initialised again, which must not happen while anything uses it. */
+typedef struct clove_cancel {
+    CLOVE__ATOMIC_U32 requested; /* private: 0, or 1 once requested */
+} clove_cancel;
+#define CLOVE_CANCEL_INIT {0}
+
+static inline void clove_cancel_init(clove_cancel *c);
+/* Request: everything checking c from now on sees it (a store that
+ * releases what the caller wrote before, such as the answer found, to a
+ * thread that sees the request). */
+static inline void clove_cancel_request(clove_cancel *c);
+/* Whether c was requested (relaxed: a request may become visible a
+ * little later on another thread; the library's own checks and the
+ * joins that follow them order everything that matters). */
+static inline bool clove_cancelled(const clove_cancel *c);
+
+/* clove_for with a token: before each chunk (and each range a split
+ * handed to another worker) the loop checks c and, once it is requested,
+ * starts no more iterations; a running body may poll clove_cancelled(c)
+ * itself to stop early. Unlike clove_for, a pool of one thread also runs
+ * the range in chunks (paced like the split loop's, about an eighth of a
+ * heartbeat interval each) so that the check happens. Returns 0 when c was
+ * not requested by the time every started chunk finished (every iteration
+ * ran), ECANCELED when it was (some may not have run; each ran at most
+ * once), EINVAL when t or body is NULL (c NULL: the plain clove_for,
+ * never ECANCELED). */
+CLOVE_API int clove_for_cancel(clove_task *t, size_t begin, size_t end, clove_range_fn *body,
+                               void *ctx, clove_cancel *c);
+
+/* clove_scope_run with a token: a spawned job that has not started when c
+ * is requested never starts (clove_spawn still accepts it, and drops it),
+ * so cancelling from fn before it returns runs none of its spawns. fn is
+ * not called at all if c is already requested. Returns 0 or ECANCELED as
+ * clove_for_cancel (EINVAL: t or fn NULL; c NULL: clove_scope_run). */
+CLOVE_API int clove_scope_run_cancel(clove_task *t, clove_scope_fn *fn, void *arg,
+                                     clove_cancel *c);
+
+/* ------------------------------------------------------------------------ */
 /* Sorting                                                                  */
 /* ------------------------------------------------------------------------ */
 
@@ -569,6 +616,27 @@ static inline clove_task *clove_current(void)
 #else
     return clove__current();
 #endif
+}
+
+#ifdef __cplusplus
+#define clove__store_release(p, v) ((p)->store((v), std::memory_order_release))
+#else
+#define clove__store_release(p, v) atomic_store_explicit((p), (v), memory_order_release)
+#endif
+
+static inline void clove_cancel_init(clove_cancel *c)
+{
+    clove__store_release(&c->requested, 0u);
+}
+
+static inline void clove_cancel_request(clove_cancel *c)
+{
+    clove__store_release(&c->requested, 1u);
+}
+
+static inline bool clove_cancelled(const clove_cancel *c)
+{
+    return clove__load_relaxed(&c->requested) != 0;
 }
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -20,7 +20,8 @@
  *   run, current      clove_run (the default pool) and clove_current.
  *   clove::task       one clove_task pointer (pass it by value); t.join(f, g)
  *                     = clove_fork / clove_join, inline, no allocation.
- *   parallel_for      clove_for.
+ *   parallel_for      clove_for (clove_for_cancel with a clove::cancel).
+ *   cancel            a cancellation token (clove_cancel).
  *   reduce            clove_reduce, with T constructed in clove's own
  *                     accumulator buffers (placement new / destroy);
  *                     with clove::deterministic{}, clove_reduce_deterministic.
@@ -204,12 +205,21 @@ template <class R> using join_value_t = std::conditional_t<std::is_void_v<R>, un
 struct error_box {
     std::atomic<bool> flag{false};
     std::exception_ptr first;
-    bool failed() const noexcept { return flag.load(std::memory_order_relaxed); }
+    clove_cancel *token = nullptr; /* a construct's clove::cancel, if any */
+    /* Whether the remaining work is to be skipped: an exception was
+     * thrown, or the token was requested. */
+    bool failed() const noexcept
+    {
+        return flag.load(std::memory_order_relaxed) || (token && clove_cancelled(token));
+    }
     void record() noexcept
     {
 #if CLOVE__CXX_EXCEPTIONS
         if (!flag.exchange(true, std::memory_order_acq_rel))
             first = std::current_exception();
+        /* An exception cancels what shares the token, too. */
+        if (token)
+            clove_cancel_request(token);
 #endif
     }
     void rethrow_if_any()
@@ -303,8 +313,9 @@ template <class G> struct join_frame {
     explicit join_frame(G *g) noexcept : fb(g) {}
 };
 
-/* The cold part of task::join when f threw: join g, running it here if
- * nobody took it, and drop its result or exception. */
+/* The cold part of task::join when f threw: join g, skipping it if
+ * nobody took it (the exception cancels it), else dropping its result or
+ * exception. */
 template <class G>
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline, cold))
@@ -339,10 +350,12 @@ public:
     void tick() const noexcept { clove_tick(t_); }
 
     /* Run f and g, possibly in parallel (g is forked, f runs here; if
-     * nobody took g, it runs here after f). Both always run to completion.
-     * Returns void when both return void, otherwise a std::pair of their
-     * results, a void side giving clove::unit. If either throws, the
-     * exception is rethrown after both have finished; if both throw, f's. */
+     * nobody took g, it runs here after f). Returns void when both return
+     * void, otherwise a std::pair of their results, a void side giving
+     * clove::unit. If f throws, g is cancelled: skipped if it had not
+     * started (nobody took it), waited for if it runs elsewhere; then f's
+     * exception goes on. If g throws, it is rethrown after f finished; if
+     * both throw, f's. */
     template <class F, class G> auto join(F &&f, G &&g) const;
 
 private:
@@ -384,18 +397,10 @@ template <class G> void fork_trampoline(clove_task *t, void *p) noexcept
 
 template <class G> void finish_after_throw(task self, join_frame<G> &jf) noexcept
 {
-    clove_future &fut = jf.fut;
-    fork_frame<G> &fb = jf.fb;
-    if (clove_join(self.get(), &fut)) {
-        fb.discard_taken();
-        return;
-    }
-    CLOVE__TRY
-    {
-        slot<typename fork_frame<G>::R> dropped;
-        dropped.fill(fb.side(), self);
-    }
-    CLOVE__CATCH_ALL {}
+    /* g ran (or runs) elsewhere: wait for it and drop what it left. If
+     * nobody took it, it never started: it is cancelled, not run. */
+    if (clove_join(self.get(), &jf.fut))
+        jf.fb.discard_taken();
 }
 
 } // namespace detail
@@ -415,8 +420,9 @@ template <class F, class G> auto task::join(F &&f, G &&g) const
     CLOVE__TRY { ra.fill(f, self); }
     CLOVE__CATCH_ALL
     {
-        /* f threw: finish g first (its own exception, if any, is dropped:
-         * f's wins), then let f's exception go on. Cold, out of line. */
+        /* f threw: cancel g (skipped if not started, else waited for; its
+         * own exception, if any, is dropped: f's wins), then let f's
+         * exception go on. Cold, out of line. */
         detail::finish_after_throw(self, jf);
 #if CLOVE__CXX_EXCEPTIONS
         throw;
@@ -540,6 +546,23 @@ private:
     clove_pool *p_ = nullptr;
 };
 
+/* A cancellation token (clove_cancel): request() from anywhere;
+ * parallel_for and scope given one start no more work once it is
+ * requested, and running code polls requested() (one relaxed load).
+ * Non-copyable: constructs keep its address. */
+class cancel {
+public:
+    cancel() noexcept { clove_cancel_init(&c_); }
+    cancel(const cancel &) = delete;
+    cancel &operator=(const cancel &) = delete;
+    void request() noexcept { clove_cancel_request(&c_); }
+    bool requested() const noexcept { return clove_cancelled(&c_); }
+    clove_cancel *get() noexcept { return &c_; }
+
+private:
+    clove_cancel c_;
+};
+
 /* clove_run: f(task) on the process's default pool (created at first use,
  * destroyed at exit), or on the calling thread's task if it already runs
  * one. Returns f's result; rethrows f's exception; throws
@@ -626,6 +649,25 @@ template <class Body> void parallel_for(task t, std::size_t begin, std::size_t e
     detail::for_frame<B> fr{std::addressof(body), {}};
     clove_for(t.get(), begin, end, &detail::for_trampoline<B>, &fr);
     fr.err.rethrow_if_any();
+}
+
+/* The same with a token (clove_for_cancel): once c is requested (by a
+ * body, or anyone), no chunk starts; a body may poll c.requested() to
+ * stop its own. An exception in a body requests c as well. Returns true
+ * when every iteration ran, false when c was requested (each iteration
+ * ran at most once); rethrows the first exception as parallel_for does. */
+template <class Body>
+bool parallel_for(task t, std::size_t begin, std::size_t end, Body &&body, cancel &c)
+{
+    using B = std::remove_reference_t<Body>;
+    static_assert(detail::for_body_kind<B>() != 0,
+                  "clove::parallel_for: body must accept (task, lo, hi), (lo, hi), "
+                  "(task, i) or (i) with std::size_t indices");
+    detail::for_frame<B> fr{std::addressof(body), {}};
+    fr.err.token = c.get();
+    int rc = clove_for_cancel(t.get(), begin, end, &detail::for_trampoline<B>, &fr, c.get());
+    fr.err.rethrow_if_any();
+    return rc == 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1055,6 +1097,27 @@ template <class F> void scope(task t, F &&f)
     detail::scope_top<FF> top{&st, std::addressof(f)};
     clove_scope_run(t.get(), &detail::scope_top_fn<FF>, &top);
     st.err.rethrow_if_any();
+}
+
+/* The same with a token: once c is requested (by f, a job, or anyone),
+ * spawned jobs that have not started are skipped (their closures are
+ * destroyed without being called); running ones poll c.requested(). An
+ * exception requests c as well. Returns true when nothing was skipped
+ * for c (it was not requested), false otherwise; rethrows the first
+ * exception as scope does. */
+template <class F> bool scope(task t, F &&f, cancel &c)
+{
+    using FF = std::remove_reference_t<F>;
+    static_assert(detail::spawn_call_kind<FF>() != 0,
+                  "clove::scope: f must accept (scope_ref&), (task, scope_ref&), "
+                  "(task) or no argument");
+    detail::scope_state st(t.worker_index());
+    st.err.token = c.get();
+    detail::scope_top<FF> top{&st, std::addressof(f)};
+    if (!c.requested())
+        clove_scope_run(t.get(), &detail::scope_top_fn<FF>, &top);
+    st.err.rethrow_if_any();
+    return !c.requested();
 }
 
 /* ------------------------------------------------------------------------ */

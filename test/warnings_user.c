@@ -211,3 +211,28 @@ int run_typed(const wnode *n, int64_t *out)
         rc = CLOVE_RUN(visit_typed, n, out);
     return rc != 0 ? rc : (int)(s & 1);
 }
+
+/* A cancellation token, polled in a loop body and requested by it. */
+struct wsearch {
+    clove_cancel c;
+    const int64_t *v;
+    int64_t key;
+};
+
+static void search_body(clove_task *t, size_t lo, size_t hi, void *ctx)
+{
+    struct wsearch *s = (struct wsearch *)ctx;
+    const clove_cancel *cc = &s->c;
+    (void)t;
+    for (size_t i = lo; i < hi && !clove_cancelled(cc); i++)
+        if (s->v[i] == s->key)
+            clove_cancel_request(&s->c);
+}
+
+int search_all(clove_task *t, const int64_t *v, size_t n, int64_t key);
+int search_all(clove_task *t, const int64_t *v, size_t n, int64_t key)
+{
+    struct wsearch s = {CLOVE_CANCEL_INIT, v, key};
+    clove_cancel_init(&s.c);
+    return clove_for_cancel(t, 0, n, search_body, &s, &s.c);
+}
