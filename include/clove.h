@@ -1072,11 +1072,23 @@ CLOVE__INLINE void *clove__tjoined_arg(clove_task *t, const clove_future *f)
 #endif
 }
 
-#define CLOVE__TASK_GEN(R, name, N, ...) CLOVE__TASK_GEN_(R, name, N, __VA_ARGS__)
-#define CLOVE__TASK_GEN_(R, name, N, ...)                                                   \
+/* Parts shared by both kinds of task: the argument block's type, and x,
+ * a local copy of the arguments, from a record's arg p (the argument
+ * itself, packed, or the address of the block). */
+#define CLOVE__TARGS_STRUCT(name, N, ...)                                                   \
     struct clove__targs_##name {                                                            \
         CLOVE__TFIELDS_##N(__VA_ARGS__)                                                     \
-    };                                                                                      \
+    }
+#define CLOVE__TARGS_LOAD(name, N, x, p, ...)                                               \
+    struct clove__targs_##name x;                                                           \
+    if (CLOVE__TPACK_##N(__VA_ARGS__))                                                      \
+        clove__tunpack_arg(&x, sizeof x, (p));                                              \
+    else                                                                                    \
+        x = *(struct clove__targs_##name *)(p)
+
+#define CLOVE__TASK_GEN(R, name, N, ...) CLOVE__TASK_GEN_(R, name, N, __VA_ARGS__)
+#define CLOVE__TASK_GEN_(R, name, N, ...)                                                   \
+    CLOVE__TARGS_STRUCT(name, N, __VA_ARGS__);                                              \
     struct clove__task_##name {                                                             \
         clove_future f;                                                                     \
         struct clove__targs_##name a;                                                       \
@@ -1085,11 +1097,7 @@ CLOVE__INLINE void *clove__tjoined_arg(clove_task *t, const clove_future *f)
     /* The job, when R fits the record: the arguments from arg. */                          \
     CLOVE__TUNUSED static int64_t clove__tjob_##name(clove_task *t, void *p)                \
     {                                                                                       \
-        struct clove__targs_##name x;                                                       \
-        if (CLOVE__TPACK_##N(__VA_ARGS__))                                                  \
-            clove__tunpack_arg(&x, sizeof x, p);                                            \
-        else                                                                                \
-            x = *(struct clove__targs_##name *)p;                                           \
+        CLOVE__TARGS_LOAD(name, N, x, p, __VA_ARGS__);                                      \
         R r = name(t, CLOVE__TGET_##N(x.));                                                 \
         return clove__tpack_result(&r, sizeof r);                                           \
     }                                                                                       \
@@ -1144,20 +1152,14 @@ CLOVE__INLINE void *clove__tjoined_arg(clove_task *t, const clove_future *f)
 
 #define CLOVE__VOID_TASK_GEN(name, N, ...) CLOVE__VOID_TASK_GEN_(name, N, __VA_ARGS__)
 #define CLOVE__VOID_TASK_GEN_(name, N, ...)                                                 \
-    struct clove__targs_##name {                                                            \
-        CLOVE__TFIELDS_##N(__VA_ARGS__)                                                     \
-    };                                                                                      \
+    CLOVE__TARGS_STRUCT(name, N, __VA_ARGS__);                                              \
     struct clove__task_##name {                                                             \
         clove_future f;                                                                     \
         struct clove__targs_##name a;                                                       \
     };                                                                                      \
     CLOVE__TUNUSED static int64_t clove__tjob_##name(clove_task *t, void *p)                \
     {                                                                                       \
-        struct clove__targs_##name x;                                                       \
-        if (CLOVE__TPACK_##N(__VA_ARGS__))                                                  \
-            clove__tunpack_arg(&x, sizeof x, p);                                            \
-        else                                                                                \
-            x = *(struct clove__targs_##name *)p;                                           \
+        CLOVE__TARGS_LOAD(name, N, x, p, __VA_ARGS__);                                      \
         name(t, CLOVE__TGET_##N(x.));                                                       \
         return 0;                                                                           \
     }                                                                                       \
