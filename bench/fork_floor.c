@@ -55,18 +55,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- baseline ----------------------------------------------------------- */
-
-static int64_t sum_seq(const node *n)
-{
-    int64_t s = n->value;
-    if (n->left)
-        s += sum_seq(n->left);
-    if (n->right)
-        s += sum_seq(n->right);
-    return s;
-}
-
 /* ---- frame-record: the least a fork can store in the caller's frame ---- */
 
 struct frame_fut {
@@ -237,7 +225,7 @@ static struct crec *g_crecs;
 
 __attribute__((noinline)) static int64_t run_baseline(void)
 {
-    return sum_seq(g_root);
+    return tree_sum_seq(g_root); /* the baseline (tree.h) */
 }
 
 __attribute__((noinline)) static int64_t run_clove(void)

@@ -15,13 +15,6 @@
 #include <stdint.h>
 #include <time.h>
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 unsigned omp_wake(unsigned threads, unsigned samples, unsigned gap_ms,
                   double *lat_us, unsigned *not_taken)
 {
@@ -37,15 +30,15 @@ unsigned omp_wake(unsigned threads, unsigned samples, unsigned gap_ms,
             atomic_int started = 0;
             uint64_t t_start = 0;
             int who = -1;
-            uint64_t t0 = now_ns();
+            uint64_t t0 = idle_now_ns();
 #pragma omp task shared(started, t_start, who)
             {
-                t_start = now_ns();
+                t_start = idle_now_ns();
                 who = omp_get_thread_num();
                 atomic_store_explicit(&started, 1, memory_order_release);
             }
             uint64_t limit = t0 + 100000000u;
-            while (!atomic_load_explicit(&started, memory_order_acquire) && now_ns() < limit)
+            while (!atomic_load_explicit(&started, memory_order_acquire) && idle_now_ns() < limit)
                 ;
 #pragma omp taskwait
             if (i == 0)

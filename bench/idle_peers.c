@@ -43,11 +43,10 @@
  *        IMPL: clove, omp-default, omp-passive, tbb (default: all built)
  */
 #define _GNU_SOURCE
-#include "bench_util.h"
+#include "harness.h"
 #include "idle_peers.h"
 #include "tree.h"
 
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -55,98 +54,16 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-
-/* ------------------------------------------------------------------------ */
-
-static long long read_switches(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    char line[256];
-    long long total = 0;
-    while (fgets(line, sizeof line, f)) {
-        long long v;
-        if (sscanf(line, "voluntary_ctxt_switches: %lld", &v) == 1 ||
-            sscanf(line, "nonvoluntary_ctxt_switches: %lld", &v) == 1)
-            total += v;
-    }
-    fclose(f);
-    return total;
-}
-
-/* Context switches of every thread but the main one; *main_sw the main's. */
-static long long count_switches(long long *main_sw, int *nthreads)
-{
-    long long others = 0;
-    *main_sw = 0;
-    *nthreads = 0;
-    pid_t self = getpid();
-    DIR *d = opendir("/proc/self/task");
-    if (!d) {
-        perror("idle_peers: /proc/self/task");
-        exit(2);
-    }
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[300];
-        snprintf(path, sizeof path, "/proc/self/task/%s/status", e->d_name);
-        long long v = read_switches(path);
-        if (v < 0)
-            continue;
-        ++*nthreads;
-        if (atoi(e->d_name) == self)
-            *main_sw += v;
-        else
-            others += v;
-    }
-    closedir(d);
-    return others;
-}
-
-static double cpu_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void sleep_s(double s)
-{
-    struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
 
 static void window(const char *impl, const char *label, double secs, unsigned threads)
 {
-    long long m0, m1;
-    int nt;
-    long long o0 = count_switches(&m0, &nt);
-    double cpu0 = cpu_ms();
-    uint64_t w0 = now_ns();
-    sleep_s(secs);
-    double cpu1 = cpu_ms();
-    uint64_t w1 = now_ns();
-    long long o1 = count_switches(&m1, &nt);
-    double wall = (double)(w1 - w0) / 1e9;
+    bench_window w = bench_idle_window(secs);
     printf("  %-11s %-6s %3u threads (%d in process): %.2f s window: CPU %.3f ms,"
            " context switches %lld (other threads) + %lld (main thread)\n",
-           impl, label, threads, nt, wall, cpu1 - cpu0, o1 - o0, m1 - m0);
-    printf("IDLE,%s,%s,%u,%.3f,%lld,%.2f\n", impl, label, threads, cpu1 - cpu0,
-           o1 - o0, wall);
+           impl, label, threads, w.nthreads, w.wall_s, w.cpu_ms, w.others, w.main);
+    printf("IDLE,%s,%s,%u,%.3f,%lld,%.2f\n", impl, label, threads, w.cpu_ms, w.others,
+           w.wall_s);
     fflush(stdout);
 }
 
@@ -159,8 +76,7 @@ static void report_wake(const char *impl, const char *what, unsigned threads,
                impl, threads, not_taken);
         return;
     }
-    qsort(lat, k, sizeof *lat, bench_cmp_double);
-    double med = k % 2 ? lat[k / 2] : (lat[k / 2 - 1] + lat[k / 2]) / 2;
+    double med = bench_median(lat, k);
     double p90 = lat[(k * 9 / 10 < k) ? k * 9 / 10 : k - 1];
     printf("  %-11s wake %u threads, %s: median %.1f us, min %.1f, p90 %.1f,"
            " max %.1f (%u samples, %u not taken within 100 ms)\n",
@@ -193,7 +109,7 @@ struct probe {
 static void probe_job(clove_task *t, void *p)
 {
     struct probe *pr = p;
-    pr->t_start = now_ns();
+    pr->t_start = idle_now_ns();
     pr->worker = clove_worker_index(t);
     atomic_store_explicit(&pr->started, 1, memory_order_release);
 }
@@ -216,12 +132,12 @@ static void clove_wake_run(clove_task *t, void *p)
     struct clove_wake *w = p;
     unsigned me = clove_worker_index(t);
     for (unsigned i = 0; i <= w->samples; i++) {
-        sleep_s(w->gap_ms / 1e3);
+        bench_sleep_s(w->gap_ms / 1e3);
         clove_stats s0, s1;
         clove_pool_stats(w->pool, &s0, NULL, 0);
         struct probe pr = { 0, 0, 0 };
         clove_future f;
-        uint64_t t_fork = now_ns(), t_share = 0;
+        uint64_t t_fork = idle_now_ns(), t_share = 0;
         clove_fork(t, &f, probe_job, &pr);
         /* A heartbeat flag raised during the gap is answered by this fork. */
         clove_pool_stats(w->pool, &s1, NULL, 0);
@@ -229,7 +145,7 @@ static void clove_wake_run(clove_task *t, void *p)
             t_share = t_fork;
         uint64_t limit = t_fork + 100000000u;
         while (!atomic_load_explicit(&pr.started, memory_order_acquire)) {
-            uint64_t t_b = now_ns();
+            uint64_t t_b = idle_now_ns();
             if (t_b > limit)
                 break;
             clove_future g;
@@ -258,17 +174,24 @@ static void clove_wake_run(clove_task *t, void *p)
     }
 }
 
+/* A pool of `threads` threads; exits if there is none. */
+static clove_pool *new_pool(unsigned threads)
+{
+    clove_config cc = { .threads = threads };
+    clove_pool *pool;
+    if (clove_pool_create(&pool, &cc)) {
+        fputs("idle_peers: clove_pool_create failed\n", stderr);
+        exit(2);
+    }
+    return pool;
+}
+
 static void run_clove(unsigned threads, double secs, long nodes, bool idle,
                       bool wake, unsigned wthreads, unsigned samples, unsigned gap_ms)
 {
     if (idle) {
-        clove_config cc = { .threads = threads };
-        clove_pool *pool;
-        if (clove_pool_create(&pool, &cc)) {
-            fputs("idle_peers: clove_pool_create failed\n", stderr);
-            exit(2);
-        }
-        sleep_s(0.1);
+        clove_pool *pool = new_pool(threads);
+        bench_sleep_s(0.1);
         window("clove", "fresh", secs, threads);
         node *root = tree_build(1, nodes);
         struct tree_sum_arg a = { root, 0 };
@@ -279,12 +202,7 @@ static void run_clove(unsigned threads, double secs, long nodes, bool idle,
         tree_destroy(root);
     }
     if (wake) {
-        clove_config cc = { .threads = wthreads };
-        clove_pool *pool;
-        if (clove_pool_create(&pool, &cc)) {
-            fputs("idle_peers: clove_pool_create failed\n", stderr);
-            exit(2);
-        }
+        clove_pool *pool = new_pool(wthreads);
         struct clove_wake w = { pool, samples, gap_ms, calloc(samples, sizeof(double)),
                                 calloc(samples, sizeof(double)), 0, 0, 0 };
         if (!w.share_us || !w.fork_us) {
@@ -302,18 +220,16 @@ static void run_clove(unsigned threads, double secs, long nodes, bool idle,
                    w.no_share);
         double *fork_us = w.fork_us;
         unsigned k = w.got;
-        qsort(fork_us, k, sizeof *fork_us, bench_cmp_double);
-        if (k)
+        if (k) {
+            double med = bench_median(fork_us, k);
             printf("  %-11s (fork -> job start, heartbeat wait included: median %.1f us,"
                    " min %.1f, max %.1f; worker sleeps during the run: %" PRIu64
-                   ", shares %" PRIu64 ")\n", "clove",
-                   k % 2 ? fork_us[k / 2] : (fork_us[k / 2 - 1] + fork_us[k / 2]) / 2,
+                   ", shares %" PRIu64 ")\n", "clove", med,
                    fork_us[0], fork_us[k - 1], st1.sleeps - st0.sleeps,
                    st1.shared - st0.shared);
-        if (k)
-            printf("WAKE,clove_fork,%u,%.2f,%.2f,,%.2f,%u\n", wthreads,
-                   k % 2 ? fork_us[k / 2] : (fork_us[k / 2 - 1] + fork_us[k / 2]) / 2,
+            printf("WAKE,clove_fork,%u,%.2f,%.2f,,%.2f,%u\n", wthreads, med,
                    fork_us[0], fork_us[k - 1], k);
+        }
         free(w.share_us);
         free(w.fork_us);
         clove_pool_destroy(pool);
@@ -331,7 +247,7 @@ static void run_omp(const char *impl, unsigned threads, double secs, long nodes,
 #ifdef CLOVE_BENCH_OPENMP
     if (idle) {
         omp_peer_setup(threads);
-        sleep_s(0.1);
+        bench_sleep_s(0.1);
         window(impl, "fresh", secs, threads);
         node *root = tree_build(1, nodes);
         check_sum(impl, omp_tree_sum(root, threads), nodes);
@@ -353,6 +269,18 @@ static void run_omp(const char *impl, unsigned threads, double secs, long nodes,
 #endif
 }
 
+#ifdef CLOVE_BENCH_TBB
+/* An arena of `threads` threads, or NULL (reported). */
+static void *new_arena(unsigned threads, char *err, unsigned errlen)
+{
+    unsigned joined = 0;
+    void *arena = tbb_peer_create(threads, &joined, err, errlen);
+    if (!arena)
+        printf("peer tbb: task_arena failed: %s\n", err);
+    return arena;
+}
+#endif
+
 static void run_tbb(unsigned threads, double secs, long nodes, bool idle,
                     bool wake, unsigned wthreads, unsigned samples, unsigned gap_ms)
 {
@@ -364,13 +292,10 @@ static void run_tbb(unsigned threads, double secs, long nodes, bool idle,
         return;
     }
     if (idle) {
-        unsigned joined = 0;
-        void *arena = tbb_peer_create(threads, &joined, err, sizeof err);
-        if (!arena) {
-            printf("peer tbb: task_arena failed: %s\n", err);
+        void *arena = new_arena(threads, err, sizeof err);
+        if (!arena)
             return;
-        }
-        sleep_s(0.1);
+        bench_sleep_s(0.1);
         window("tbb", "fresh", secs, threads);
         node *root = tree_build(1, nodes);
         check_sum("tbb", tbb_tree_sum(arena, root), nodes);
@@ -379,12 +304,9 @@ static void run_tbb(unsigned threads, double secs, long nodes, bool idle,
         tbb_peer_destroy(arena);
     }
     if (wake) {
-        unsigned joined = 0;
-        void *arena = tbb_peer_create(wthreads, &joined, err, sizeof err);
-        if (!arena) {
-            printf("peer tbb: task_arena failed: %s\n", err);
+        void *arena = new_arena(wthreads, err, sizeof err);
+        if (!arena)
             return;
-        }
         double *lat = calloc(samples, sizeof(double));
         unsigned missed = 0;
         if (!lat) exit(2);
@@ -393,7 +315,8 @@ static void run_tbb(unsigned threads, double secs, long nodes, bool idle,
         free(lat);
         tbb_peer_destroy(arena);
     }
-    tbb_peer_fini();
+    if (tbb_peer_fini() != 0)
+        fprintf(stderr, "idle_peers: warning: tbb: its worker threads could not be waited for\n");
 #else
     (void)threads; (void)secs; (void)nodes; (void)idle; (void)wake;
     (void)wthreads; (void)samples; (void)gap_ms;
@@ -417,6 +340,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
+    bench_prog = "idle_peers";
     unsigned threads = 16, wthreads = 2, samples = 100, gap_ms = 20;
     double secs = 2.0;
     long nodes = 1000000;

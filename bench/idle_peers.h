@@ -18,9 +18,20 @@
 #ifndef CLOVE_BENCH_IDLE_PEERS_H
 #define CLOVE_BENCH_IDLE_PEERS_H
 
+#include <stdint.h>
+#include <time.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The timestamps of the wake samples: CLOCK_MONOTONIC in ns. */
+static inline uint64_t idle_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 unsigned omp_wake(unsigned threads, unsigned samples, unsigned gap_ms,
                   double *lat_us, unsigned *not_taken);

@@ -2,7 +2,7 @@
 /*
  * idle_tbb.cpp - wake latency of oneTBB task_group, for idle_peers.c; see
  * idle_peers.h for what a sample is. Everything runs inside one
- * arena.execute of the arena from tbb_peer_create (tree.h); between samples
+ * arena.execute of the arena from tbb_peer_create (peers/peer.h); between samples
  * the arena has no work, so its workers leave it and sleep.
  */
 #include "idle_peers.h"
@@ -13,15 +13,6 @@
 #include <atomic>
 #include <cstdint>
 #include <ctime>
-
-namespace {
-uint64_t now_ns()
-{
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
-} // namespace
 
 extern "C" unsigned tbb_wake(void *arena, unsigned samples, unsigned gap_ms,
                              double *lat_us, unsigned *not_taken)
@@ -38,14 +29,14 @@ extern "C" unsigned tbb_wake(void *arena, unsigned samples, unsigned gap_ms,
                 uint64_t t_start = 0;
                 int who = -1;
                 tbb::task_group tg;
-                uint64_t t0 = now_ns();
+                uint64_t t0 = idle_now_ns();
                 tg.run([&] {
-                    t_start = now_ns();
+                    t_start = idle_now_ns();
                     who = tbb::this_task_arena::current_thread_index();
                     started.store(true, std::memory_order_release);
                 });
                 uint64_t limit = t0 + 100000000u;
-                while (!started.load(std::memory_order_acquire) && now_ns() < limit) {
+                while (!started.load(std::memory_order_acquire) && idle_now_ns() < limit) {
                 }
                 tg.wait();
                 if (i == 0)

@@ -51,44 +51,27 @@
 #include <clove.h>
 
 #include "loops.h"
-#include "bench_util.h"
+#include "harness.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static void die(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "loops: ");
-    fprintf(stderr, fmt, arg);
-    fputc('\n', stderr);
-    exit(2);
-}
 
 /* ------------------------------------------------------------------------ */
-/* Peers                                                                    */
+/* Implementations                                                          */
 /* ------------------------------------------------------------------------ */
-
 
 enum impl { IMPL_PLAIN, IMPL_SPLIT, IMPL_CLOVE, IMPL_OMP_STATIC, IMPL_OMP_DYNAMIC, IMPL_OMP_GUIDED,
             IMPL_TBB, NIMPL };
-static const char *const impl_name[] = { "plain", "split", "clove", "omp-static", "omp-dynamic",
-                                         "omp-guided", "tbb" };
-
-static bool is_omp(enum impl i)
-{
-    return i == IMPL_OMP_STATIC || i == IMPL_OMP_DYNAMIC || i == IMPL_OMP_GUIDED;
-}
-
-static bool is_peer(enum impl i)
-{
-    return is_omp(i) || i == IMPL_TBB;
-}
+static const bench_impl impls[NIMPL] = {
+    { "plain", BENCH_BASELINE, 1 },  { "split", BENCH_OTHER, 2 },
+    { "clove", BENCH_CLOVE, 0 },     { "omp-static", BENCH_OMP, 0 },
+    { "omp-dynamic", BENCH_OMP, 0 }, { "omp-guided", BENCH_OMP, 0 },
+    { "tbb", BENCH_TBB, 0 },
+};
 
 /* ------------------------------------------------------------------------ */
 /* Workloads                                                                */
@@ -118,7 +101,7 @@ static void *alloc_bytes(size_t bytes)
 {
     size_t rounded = (bytes + 63) / 64 * 64;
     void *p = aligned_alloc(64, rounded ? rounded : 64);
-    if (!p) die("%s", "out of memory");
+    if (!p) bench_die("%s", "out of memory");
     return p;
 }
 
@@ -173,10 +156,10 @@ __attribute__((noinline)) static void run_split(const struct work *w)
 {
     pthread_t th;
     int rc = pthread_create(&th, NULL, split_lower, (void *)w);
-    if (rc != 0) die("pthread_create failed: %s", strerror(rc));
+    if (rc != 0) bench_die("pthread_create failed: %s", strerror(rc));
     plain_range(w, w->n / 2, w->n);
     rc = pthread_join(th, NULL);
-    if (rc != 0) die("pthread_join failed: %s", strerror(rc));
+    if (rc != 0) bench_die("pthread_join failed: %s", strerror(rc));
 }
 
 /* clove: the body of clove_for receives [lo, hi) and runs the same range
@@ -213,14 +196,14 @@ __attribute__((noinline)) static void run_clove(clove_pool *pool, const struct w
 {
     int rc = clove_pool_run(pool, clove_job, (void *)w);
     if (rc != 0)
-        die("clove_pool_run failed: %s", strerror(rc));
+        bench_die("clove_pool_run failed: %s", strerror(rc));
 }
 
 static struct work make_work(int kind, size_t n)
 {
     struct work w = { .kind = kind, .n = n };
     if (kind == W_A) {
-        if (n > 0x30000000u) die("%s", "-n too large for workload a");
+        if (n > 0x30000000u) bench_die("%s", "-n too large for workload a");
         w.bytes = n * sizeof(float);
         w.a = alloc_bytes(w.bytes);
         w.b = alloc_bytes(w.bytes);
@@ -229,7 +212,7 @@ static struct work make_work(int kind, size_t n)
             memcpy(&w.b[i], &bits, sizeof bits);
         }
     } else {
-        if (kind == W_C && n >= 0xFFFFFFFFu) die("%s", "-n too large for workload c");
+        if (kind == W_C && n >= 0xFFFFFFFFu) bench_die("%s", "-n too large for workload c");
         w.bytes = n * sizeof(uint64_t);
         w.out = alloc_bytes(w.bytes);
     }
@@ -251,22 +234,10 @@ static void free_work(struct work *w)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Configurations and samples                                               */
+/* Samples                                                                  */
 /* ------------------------------------------------------------------------ */
 
-struct config {
-    enum impl impl;
-    unsigned threads;
-    clove_pool *pool; /* clove */
-    void *arena;      /* tbb */
-    double *samples;  /* ns per element */
-    size_t *round;
-    size_t nsamples, want;
-    double est;       /* ns of the warm-up run */
-};
-
-
-static void run_impl(const struct config *c, const struct work *w)
+static void run_impl(const bench_config *c, const struct work *w)
 {
     switch (c->impl) {
     case IMPL_PLAIN: run_plain(w); return;
@@ -298,22 +269,17 @@ static void run_impl(const struct config *c, const struct work *w)
     default: break;
     }
     fprintf(stderr, "loops: implementation %s not built\n",
-            (unsigned)c->impl < NIMPL ? impl_name[c->impl] : "?");
+            (unsigned)c->impl < NIMPL ? impls[c->impl].name : "?");
     abort();
 }
 
 /* One sample: poison the output, run once (timed), check every element
  * against the sequential loop's output. Returns the run's ns. */
-static double sample(const struct config *c, const struct work *w)
+static double sample(const bench_config *c, void *ctx)
 {
-#ifdef CLOVE_BENCH_OPENMP
-    /* libgomp resizes its pool to each region's team; a region of this
-     * size first keeps thread creation out of the timed run. */
-    if (is_omp(c->impl) && omp_loops_setup(c->threads) != c->threads) {
-        fprintf(stderr, "loops: omp: a team of %u threads was not granted\n", c->threads);
-        abort();
-    }
-#endif
+    const struct work *w = ctx;
+    if (impls[c->impl].kind == BENCH_OMP)
+        bench_omp_prepare(c->threads);
     void *out = output_of(w);
     memset(out, 0xFF, w->bytes);
     double t0 = bench_now_ns();
@@ -332,7 +298,7 @@ static double sample(const struct config *c, const struct work *w)
         fprintf(stderr,
                 "loops: WRONG RESULT: workload %s impl=%s threads=%u n=%zu: %zu wrong"
                 " elements, the first at %zu: got bits 0x%" PRIx64 ", expected 0x%" PRIx64
-                "\n", work_name[w->kind], impl_name[c->impl], c->threads, w->n, bad, i,
+                "\n", work_name[w->kind], impls[c->impl].name, c->threads, w->n, bad, i,
                 got, want);
         abort();
     }
@@ -425,26 +391,6 @@ static void check_targets(int kind, const struct result *r, size_t nr)
 /* Options and main                                                         */
 /* ------------------------------------------------------------------------ */
 
-#define MAX_LIST 32
-
-static unsigned long parse_ul(const char *opt, const char *s, unsigned long max)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end); /* accepts 4e7 */
-    if (errno || *end || v < 0 || v > (double)max || v != (double)(unsigned long)v)
-        die("bad value for %s", opt);
-    return (unsigned long)v;
-}
-
-static double parse_seconds(const char *opt, const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (*end || !(v >= 0)) die("bad value for %s", opt);
-    return v;
-}
-
 static void usage(void)
 {
     fputs("usage: loops [-w a|b|c]... [-n N] [-t THREADS]... [--peers] [--impl IMPL]...\n"
@@ -478,169 +424,86 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
+    bench_prog = "loops";
     bool want_work[NWORK] = { false }, any_work = false;
-    unsigned long n_opt = 0, threads[MAX_LIST];
-    size_t nthreads = 0;
-    bool want_peer[NIMPL] = { false }, explicit_peer[NIMPL] = { false };
-    bool quick = false, no_clove = false, no_split = false;
-    unsigned long reps = 0, peer_reps = 0, heartbeat = 0;
-    double min_time = 0.3, peer_time = 1.5;
-    const char *csv_path = NULL, *raw_path = NULL;
+    unsigned long n_opt = 0;
+    bench_opts o;
+    bench_opts_init(&o, impls, NIMPL, 0);
+    o.min_time = 0.3;
+    o.peer_time = 1.5;
+    o.max_samples = 200;
+    o.calibrate_on_warmup = true;
+    o.quick_peer_samples = 0;
+    o.want[IMPL_PLAIN] = o.want[IMPL_SPLIT] = true;
 
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-#define NEXT() (i + 1 < argc ? argv[++i] : (usage(), ""))
-        if (!strcmp(a, "-w")) {
-            const char *v = NEXT();
+    for (bench_args a = { argc, argv, 1, usage }; a.i < argc; a.i++) {
+        if (bench_is(&a, "-w")) {
+            const char *v = bench_value(&a);
             int k = 0;
             while (k < NWORK && strcmp(v, work_name[k])) k++;
-            if (k == NWORK) die("unknown workload %s (a, b or c)", v);
+            if (k == NWORK) bench_die("unknown workload %s (a, b or c)", v);
             want_work[k] = any_work = true;
-        } else if (!strcmp(a, "-n")) {
-            n_opt = parse_ul("-n", NEXT(), 1ul << 40);
-            if (!n_opt) die("%s", "-n must be positive");
-        } else if (!strcmp(a, "-t")) {
-            if (nthreads == MAX_LIST) die("%s", "too many -t");
-            threads[nthreads] = parse_ul("-t", NEXT(), CLOVE_MAX_THREADS);
-            if (!threads[nthreads]) die("%s", "-t must be positive");
-            nthreads++;
-        } else if (!strcmp(a, "--peers")) {
+        } else if (bench_is(&a, "-n")) {
+            n_opt = bench_parse_ul("-n", bench_value(&a), 1ul << 40);
+            if (!n_opt) bench_die("%s", "-n must be positive");
+        } else if (bench_is(&a, "--peers")) {
             for (int k = 0; k < NIMPL; k++)
-                if (is_peer((enum impl)k)) want_peer[k] = true;
-        } else if (!strcmp(a, "--impl")) {
-            const char *v = NEXT();
+                if (bench_is_peer(&impls[k])) o.want[k] = true;
+        } else if (bench_is(&a, "--impl")) {
+            const char *v = bench_value(&a);
             int k = 0;
-            while (k < NIMPL && strcmp(v, impl_name[k])) k++;
-            if (k == NIMPL || !is_peer((enum impl)k))
-                die("unknown peer %s (omp-static, omp-dynamic, omp-guided, tbb)", v);
-            want_peer[k] = explicit_peer[k] = true;
-        } else if (!strcmp(a, "--no-clove")) {
-            no_clove = true;
-        } else if (!strcmp(a, "--no-split")) {
-            no_split = true;
-        } else if (!strcmp(a, "--reps")) {
-            reps = parse_ul("--reps", NEXT(), 1000000);
-            if (!reps) die("%s", "--reps must be positive");
-        } else if (!strcmp(a, "--peer-reps")) {
-            peer_reps = parse_ul("--peer-reps", NEXT(), 1000000);
-            if (!peer_reps) die("%s", "--peer-reps must be positive");
-        } else if (!strcmp(a, "--min-time")) {
-            min_time = parse_seconds("--min-time", NEXT());
-        } else if (!strcmp(a, "--peer-time")) {
-            peer_time = parse_seconds("--peer-time", NEXT());
-        } else if (!strcmp(a, "--heartbeat")) {
-            heartbeat = parse_ul("--heartbeat", NEXT(), CLOVE_MAX_HEARTBEAT_US);
-        } else if (!strcmp(a, "--csv")) {
-            csv_path = NEXT();
-        } else if (!strcmp(a, "--raw")) {
-            raw_path = NEXT();
-        } else if (!strcmp(a, "--quick")) {
-            quick = true;
-        } else {
+            while (k < NIMPL && strcmp(v, impls[k].name)) k++;
+            if (k == NIMPL || !bench_is_peer(&impls[k]))
+                bench_die("unknown peer %s (omp-static, omp-dynamic, omp-guided, tbb)", v);
+            o.want[k] = o.named[k] = true;
+        } else if (bench_is(&a, "--no-clove")) {
+            o.want[IMPL_CLOVE] = false;
+        } else if (bench_is(&a, "--no-split")) {
+            o.want[IMPL_SPLIT] = false;
+        } else if (!bench_option(&o, &a)) {
             usage();
         }
-#undef NEXT
     }
     if (!any_work)
         for (int k = 0; k < NWORK; k++) want_work[k] = true;
-    if (!nthreads) {
+    if (!o.nthreads) {
         static const unsigned long def[] = { 1, 2, 4, 8, 16, 32 };
-        for (size_t k = 0; k < 6; k++) threads[nthreads++] = def[k];
+        for (size_t k = 0; k < 6; k++) o.threads[o.nthreads++] = def[k];
     }
 
     /* A peer asked for but not built is reported; by name it is an error. */
-    bool missing_explicit = false;
-    for (int k = 0; k < NIMPL; k++) {
-        if (!is_peer((enum impl)k) || !want_peer[k]) continue;
-        bool omp = is_omp((enum impl)k);
-        if (omp ? OMP_BUILT : TBB_BUILT) continue;
-        const char *why = omp ? CLOVE_BENCH_OPENMP_MISSING : CLOVE_BENCH_TBB_MISSING;
-        printf("peer %s: not built (%s)\n", impl_name[k], why);
-        if (explicit_peer[k]) {
-            fprintf(stderr, "loops: peer %s: not built (%s)\n", impl_name[k], why);
-            missing_explicit = true;
-        }
-        want_peer[k] = false;
-    }
-    fflush(stdout);
-    if (missing_explicit) exit(2);
+    bench_drop_unbuilt(&o);
 
     /* Configurations in the order they are sampled within a round. */
-    struct config cfg[2 + NIMPL * MAX_LIST];
-    size_t ncfg = 0;
-    cfg[ncfg++] = (struct config){ .impl = IMPL_PLAIN, .threads = 1 };
-    if (!no_split)
-        cfg[ncfg++] = (struct config){ .impl = IMPL_SPLIT, .threads = 2 };
-    if (!no_clove)
-        for (size_t k = 0; k < nthreads; k++)
-            cfg[ncfg++] = (struct config){ .impl = IMPL_CLOVE, .threads = (unsigned)threads[k] };
-    for (int p = 0; p < NIMPL; p++)
-        if (want_peer[p])
-            for (size_t k = 0; k < nthreads; k++)
-                cfg[ncfg++] = (struct config){ .impl = (enum impl)p,
-                                               .threads = (unsigned)threads[k] };
-
-    for (size_t k = 0; k < ncfg; k++) {
-        if (cfg[k].impl != IMPL_CLOVE) continue;
-        clove_config cc = { .threads = cfg[k].threads, .heartbeat_us = (unsigned)heartbeat };
-        int rc = clove_pool_create(&cfg[k].pool, &cc);
-        if (rc != 0) die("clove_pool_create failed: %s", strerror(rc));
-    }
+    bench_set *s = bench_start(&o, 0);
+    bench_config *cfg = s->cfg;
+    const size_t ncfg = s->ncfg;
 #ifdef CLOVE_BENCH_OPENMP
-    if (want_peer[IMPL_OMP_STATIC] || want_peer[IMPL_OMP_DYNAMIC] || want_peer[IMPL_OMP_GUIDED]) {
-        for (size_t k = 0; k < nthreads; k++)
-            if (omp_loops_setup((unsigned)threads[k]) != threads[k]) {
+    if (o.want[IMPL_OMP_STATIC] || o.want[IMPL_OMP_DYNAMIC] || o.want[IMPL_OMP_GUIDED]) {
+        for (size_t k = 0; k < o.nthreads; k++)
+            if (omp_peer_setup((unsigned)o.threads[k]) != o.threads[k]) {
                 fprintf(stderr, "loops: omp: a team of %lu threads was not granted\n",
-                        threads[k]);
+                        o.threads[k]);
                 exit(2);
             }
-        printf("peer omp: %s, OMP_WAIT_POLICY=%s; team sizes checked\n", omp_loops_version(),
-               getenv("OMP_WAIT_POLICY") ? getenv("OMP_WAIT_POLICY") : "(unset)");
+        bench_omp_banner(false);
     }
 #endif
-#ifdef CLOVE_BENCH_TBB
-    if (want_peer[IMPL_TBB]) {
-        unsigned most = 1;
-        for (size_t k = 0; k < nthreads; k++)
-            if (threads[k] > most) most = (unsigned)threads[k];
-        char err[200] = "";
-        if (tbb_loops_init(most, err, sizeof err) != 0)
-            die("tbb: global_control failed: %s", err);
-        printf("peer tbb: %s, global_control(max_allowed_parallelism, %u); threads inside"
-               " each arena at once:", tbb_loops_version(), most);
-        for (size_t k = 0; k < ncfg; k++) {
-            if (cfg[k].impl != IMPL_TBB) continue;
-            unsigned joined = 0;
-            cfg[k].arena = tbb_loops_arena(cfg[k].threads, &joined, err, sizeof err);
-            if (!cfg[k].arena) die("tbb: task_arena failed: %s", err);
-            printf(" %u/%u", joined, cfg[k].threads);
-            if (joined < cfg[k].threads)
-                fprintf(stderr, "loops: warning: tbb arena of %u threads: only %u were"
-                        " inside it at once\n", cfg[k].threads, joined);
-        }
-        printf("\n");
-    }
-#endif
+    bench_tbb_setup(s, 0);
 
-    FILE *csv = NULL, *raw = NULL;
-    if (csv_path) {
-        if (!(csv = fopen(csv_path, "w"))) die("cannot open %s", csv_path);
-        fputs("workload,n,impl,threads,heartbeat_us,median_ns_per_elem,min,max,"
-              "ratio_to_plain,samples\n", csv);
-    }
-    if (raw_path) {
-        if (!(raw = fopen(raw_path, "w"))) die("cannot open %s", raw_path);
-        fputs("workload,n,impl,threads,round,ns_per_elem\n", raw);
-    }
+    FILE *csv = bench_csv_open(o.csv_path,
+                               "workload,n,impl,threads,heartbeat_us,median_ns_per_elem,min,max,"
+                               "ratio_to_plain,samples\n");
+    FILE *raw = bench_csv_open(o.raw_path, "workload,n,impl,threads,round,ns_per_elem\n");
 
-    unsigned hb = heartbeat ? (unsigned)heartbeat : CLOVE_DEFAULT_HEARTBEAT_US;
+    unsigned hb = (unsigned)bench_heartbeat_us(o.heartbeat);
     printf("loops: ns per element (lower is better); clove heartbeat %s%u us;"
            " samples interleaved; every run's output checked element by element\n",
-           heartbeat ? "" : "library default ", hb);
+           o.heartbeat ? "" : "library default ", hb);
 
     for (int kind = 0; kind < NWORK; kind++) {
         if (!want_work[kind]) continue;
-        size_t n = n_opt ? n_opt : quick ? work_quick_n[kind] : work_default_n[kind];
+        size_t n = n_opt ? n_opt : o.quick ? work_quick_n[kind] : work_default_n[kind];
         double tb0 = bench_now_ns();
         struct work w = make_work(kind, n);
         double tb = bench_now_ns() - tb0;
@@ -648,89 +511,42 @@ int main(int argc, char **argv)
         /* Warm-up run of every configuration (checked, timed as an
          * estimate), then the number of rounds: about min_time per
          * configuration, from the median warm-up of the non-peers. */
-        double est[2 + NIMPL * MAX_LIST];
-        size_t nest = 0;
-        for (size_t k = 0; k < ncfg; k++) {
-            cfg[k].est = sample(&cfg[k], &w);
-            if (!is_peer(cfg[k].impl)) est[nest++] = cfg[k].est;
-        }
-        size_t rounds = reps;
-        if (!rounds) {
-            if (quick) {
-                rounds = 3;
-            } else {
-                double per = bench_median(est, nest);
-                double r = min_time * 1e9 / (per > 0 ? per : 1e6);
-                rounds = r < 5 ? 5 : r > 200 ? 200 : (size_t)r;
-            }
-        }
-        size_t peer_lo = SIZE_MAX, peer_hi = 0;
-        for (size_t k = 0; k < ncfg; k++) {
-            size_t want = rounds;
-            if (is_peer(cfg[k].impl)) {
-                if (peer_reps) {
-                    want = peer_reps;
-                } else if (!quick) {
-                    double r = peer_time * 1e9 / (cfg[k].est > 0 ? cfg[k].est : 1e6);
-                    want = r < 3 ? 3 : r > 200 ? 200 : (size_t)r;
-                }
-                if (want > rounds) want = rounds;
-                if (want < peer_lo) peer_lo = want;
-                if (want > peer_hi) peer_hi = want;
-            }
-            cfg[k].want = want;
-            cfg[k].samples = malloc(want * sizeof(double));
-            cfg[k].round = malloc(want * sizeof(size_t));
-            if (!cfg[k].samples || !cfg[k].round) die("%s", "out of memory");
-            cfg[k].nsamples = 0;
-        }
-
-        double t0 = bench_now_ns();
-        for (size_t r = 0; r < rounds; r++)
-            for (size_t k = 0; k < ncfg; k++) {
-                size_t want = cfg[k].want;
-                if ((r + 1) * want / rounds == r * want / rounds)
-                    continue; /* peers with fewer samples: spread evenly */
-                cfg[k].round[cfg[k].nsamples] = r;
-                cfg[k].samples[cfg[k].nsamples++] = sample(&cfg[k], &w) / (double)n;
-            }
-        double total = bench_now_ns() - t0;
+        bench_plan p = bench_plan_samples(s, ncfg, &o, sample, &w);
+        size_t rounds = p.rounds;
+        double total = bench_rounds(s, ncfg, rounds, (double)n, sample, &w);
         if (raw)
             for (size_t k = 0; k < ncfg; k++)
                 for (size_t i = 0; i < cfg[k].nsamples; i++)
                     fprintf(raw, "%s,%zu,%s,%u,%zu,%.5f\n", work_name[kind], n,
-                            impl_name[cfg[k].impl], cfg[k].threads, cfg[k].round[i],
+                            impls[cfg[k].impl].name, cfg[k].threads, cfg[k].round[i],
                             cfg[k].samples[i]);
 
         printf("\nworkload %s: %s\nn = %zu (set up in %.2f s), %zu samples per"
                " configuration, one run each, %.1f s sampling\n",
                work_name[kind], work_desc[kind], n, tb / 1e9, rounds, total / 1e9);
-        if (peer_hi > 0)
+        if (p.peer_hi > 0)
             printf("peers: %zu%s%.0zu samples each (at most --peer-time %.1f s per"
-                   " configuration), spread over the rounds\n", peer_lo,
-                   peer_hi > peer_lo ? "-" : "", peer_hi > peer_lo ? peer_hi : 0,
-                   peer_time);
+                   " configuration), spread over the rounds\n", p.peer_lo,
+                   p.peer_hi > p.peer_lo ? "-" : "", p.peer_hi > p.peer_lo ? p.peer_hi : 0,
+                   o.peer_time);
         printf("  %-12s %7s %10s %10s %10s %10s %8s\n", "impl", "threads", "median",
                "min", "max", "vs plain", "samples");
 
-        struct result res[2 + NIMPL * MAX_LIST];
+        struct result res[BENCH_MAX_CFG];
         double plain = 0;
         for (size_t k = 0; k < ncfg; k++) {
-            double *v = cfg[k].samples;
-            size_t m = cfg[k].nsamples;
-            double med = bench_median(v, m);
-            if (cfg[k].impl == IMPL_PLAIN) plain = med;
-            res[k] = (struct result){ cfg[k].impl, cfg[k].threads, med };
-            printf("  %-12s %7u %10.3f %10.3f %10.3f %9.3fx %8zu\n", impl_name[cfg[k].impl],
-                   cfg[k].threads, med, v[0], v[m - 1], med / plain, m);
+            bench_stats st = bench_stats_of(&cfg[k]);
+            if (cfg[k].impl == IMPL_PLAIN) plain = st.median;
+            res[k] = (struct result){ (enum impl)cfg[k].impl, cfg[k].threads, st.median };
+            printf("  %-12s %7u %10.3f %10.3f %10.3f %9.3fx %8zu\n", impls[cfg[k].impl].name,
+                   cfg[k].threads, st.median, st.min, st.max, st.median / plain, st.n);
             if (csv)
                 fprintf(csv, "%s,%zu,%s,%u,%u,%.5f,%.5f,%.5f,%.5f,%zu\n", work_name[kind], n,
-                        impl_name[cfg[k].impl], cfg[k].threads,
-                        cfg[k].impl == IMPL_CLOVE ? hb : 0u, med, v[0], v[m - 1],
-                        med / plain, m);
-            free(cfg[k].samples);
-            free(cfg[k].round);
+                        impls[cfg[k].impl].name, cfg[k].threads,
+                        cfg[k].impl == IMPL_CLOVE ? hb : 0u, st.median, st.min, st.max,
+                        st.median / plain, st.n);
         }
+        bench_free_samples(s, ncfg);
         check_targets(kind, res, ncfg);
         fflush(stdout);
         free_work(&w);
@@ -739,14 +555,8 @@ int main(int argc, char **argv)
     printf("\ntargets: %d met, %d missed, %d not measured (informational)\n",
            targets_met, targets_missed, targets_unchecked);
 
-    for (size_t k = 0; k < ncfg; k++)
-        clove_pool_destroy(cfg[k].pool);
-#ifdef CLOVE_BENCH_TBB
-    for (size_t k = 0; k < ncfg; k++)
-        if (cfg[k].arena) tbb_loops_arena_free(cfg[k].arena);
-    if (want_peer[IMPL_TBB]) tbb_loops_fini();
-#endif
-    if (raw && fclose(raw) != 0) die("error writing %s", raw_path);
-    if (csv && fclose(csv) != 0) die("error writing %s", csv_path);
+    bench_teardown(s);
+    bench_csv_close(raw, o.raw_path);
+    bench_csv_close(csv, o.csv_path);
     return 0;
 }

@@ -113,30 +113,19 @@ static inline void loops_c_range(uint64_t *out, size_t n, size_t lo, size_t hi)
 /* OpenMP (bench/peers/omp_loops.c, built with -DCLOVE_BENCH_OPENMP).
  * sched: 0 schedule(static), 1 schedule(dynamic), 2 schedule(guided), each
  * with the default chunk. One `parallel for num_threads(threads)` per call.
- * omp_loops_setup: an empty parallel region of `threads` threads (untimed,
- * before every sample: libgomp resizes its pool to each team), returns the
- * team size it got. */
-unsigned omp_loops_setup(unsigned threads);
+ * The teams are set up by omp_peer_setup (peers/peer.h). */
 void omp_loops_a(int sched, unsigned threads, float *a, const float *b, size_t n);
 void omp_loops_b(int sched, unsigned threads, uint64_t *out, size_t n);
 void omp_loops_c(int sched, unsigned threads, uint64_t *out, size_t n);
-const char *omp_loops_version(void);
 
 /* oneTBB (bench/peers/tbb_loops.cpp, built with -DCLOVE_BENCH_TBB):
  * tbb::parallel_for over a blocked_range (default grain 1) with the default
- * partitioner (auto_partitioner), inside one task_arena per thread count.
- * tbb_loops_init: once, with the largest thread count (global_control);
- * tbb_loops_arena: a task_arena of `threads`, initialized, and how many
- * threads were inside it at once (*joined); NULL with a message on error.
- * The loop calls return 0, or -1 on an exception. */
-int tbb_loops_init(unsigned max_threads, char *err, unsigned errlen);
-void *tbb_loops_arena(unsigned threads, unsigned *joined, char *err, unsigned errlen);
+ * partitioner (auto_partitioner), inside one task_arena per thread count
+ * (tbb_peer_create, peers/peer.h). The loop calls return 0, or -1 on an
+ * exception. */
 int tbb_loops_a(void *arena, float *a, const float *b, size_t n);
 int tbb_loops_b(void *arena, uint64_t *out, size_t n);
 int tbb_loops_c(void *arena, uint64_t *out, size_t n);
-void tbb_loops_arena_free(void *arena);
-void tbb_loops_fini(void);
-const char *tbb_loops_version(void);
 
 #ifdef __cplusplus
 }

@@ -126,19 +126,15 @@ static inline uint64_t rec_nq_seq(uint32_t all, uint32_t cols, uint32_t d1, uint
 
 /* bench/peers/omp_rec.c: one parallel region of `threads` threads per run,
  * one `single` thread starts the recursion, `omp task` + `taskwait`.
- * (omp_peer_setup / omp_peer_version are in peers/omp_tree_sum.c.) */
+ * (The team and arena set-up is in peers/peer.h.) */
 rec_result omp_rec_fib(uint64_t n, unsigned threads, unsigned cutoff);
 rec_result omp_rec_uts(uint64_t n, unsigned threads, unsigned cutoff);
 rec_result omp_rec_nqueens(uint64_t n, unsigned threads, unsigned cutoff);
 
 /* bench/peers/tbb_rec.cpp: one arena.execute per run (arenas from
- * tbb_peer_create in peers/tbb_tree_sum.cpp), a tbb::task_group at every
- * fork point. tbb_rec_stack: before tbb_peer_init, a
- * global_control(thread_stack_size) for the whole process (uts is deep);
- * 0 on success, else -1 with a message in err. Entry points return
+ * tbb_peer_create, worker stacks from tbb_peer_stack: uts is deep), a
+ * tbb::task_group at every fork point. Entry points return
  * {UINT64_MAX, UINT64_MAX} on an exception (the caller's check then fails). */
-int tbb_rec_stack(unsigned long bytes, char *err, unsigned errlen);
-void tbb_rec_fini(void);
 rec_result tbb_rec_fib(void *arena, uint64_t n, unsigned cutoff);
 rec_result tbb_rec_uts(void *arena, uint64_t n, unsigned cutoff);
 rec_result tbb_rec_nqueens(void *arena, uint64_t n, unsigned cutoff);

@@ -26,7 +26,7 @@
  */
 #include <clove.hpp>
 
-#include "tree.h"
+#include "tree.h" /* after clove.hpp: with tree.c's functions */
 
 #include <algorithm>
 #include <chrono>
@@ -37,19 +37,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-/* bench/tree.c and tree_forms.c, compiled as C (tree.h declares these for
- * C only). */
-extern "C" {
-node *tree_build(int64_t lo, int64_t hi);
-void tree_destroy(node *n);
-int64_t tree_sum_value(clove_task *t, const node *n);
-struct tree_sum_arg {
-    const node *n;
-    int64_t result;
-};
-void tree_sum_job(clove_task *t, void *arg);
-}
 
 namespace {
 
@@ -119,16 +106,6 @@ int64_t sum_cxx_val(clove::task t, const node *n)
     return s;
 }
 
-int64_t sum_seq(const node *n)
-{
-    int64_t s = n->value;
-    if (n->left)
-        s += sum_seq(n->left);
-    if (n->right)
-        s += sum_seq(n->right);
-    return s;
-}
-
 /* ---- timed entry points (noinline, for callgrind --toggle-collect) ------- */
 
 __attribute__((noinline)) int64_t run_c(clove::pool &p, const node *root)
@@ -165,7 +142,7 @@ __attribute__((noinline)) int64_t run_cxx_val(clove::pool &p, const node *root)
 
 __attribute__((noinline)) int64_t run_baseline(clove::pool &, const node *root)
 {
-    return sum_seq(root);
+    return tree_sum_seq(root);
 }
 
 struct impl {

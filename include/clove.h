@@ -199,7 +199,8 @@ typedef struct clove_config {
      * At most CLOVE_MAX_HEARTBEAT_US. */
     unsigned heartbeat_us;
     /* Stack size of each worker thread in bytes; 0 = the system default.
-     * Must be at least 64 KiB when given. Also sets the depth of every
+     * Must be at least 64 KiB when given; raised to the system's minimum
+     * (PTHREAD_STACK_MIN) and rounded up to whole pages. Also sets the depth of every
      * task's job stack to max(CLOVE_JOB_STACK_DEPTH, stack_size / 32). */
     size_t stack_size;
     /* CLOVE_PIN_WORKERS or 0. Other bits are EINVAL. */

@@ -6,8 +6,10 @@
 # counts, oneTBB for the tree_sum peers, Open MPI for examples/mpi, groff
 # and man-db to check the man pages, pkg-config for the consumer checks,
 # cargo and Debian's rayon crate for the Rayon companion bench/rayon,
-# gnuplot for bench/plot.sh) are installed only when asked:
-# scripts/deps.sh clang valgrind tbb mpi man pkgconfig rayon plot
+# gnuplot for bench/plot.sh, the aarch64 cross compilers and qemu-user, or
+# mingw-w64 and Wine, for scripts/cross-check.sh) are installed only when
+# asked:
+# scripts/deps.sh clang valgrind tbb mpi man pkgconfig rayon plot aarch64 mingw
 set -euo pipefail
 need=()
 command -v cc >/dev/null 2>&1 || need+=(build-essential)
@@ -23,6 +25,12 @@ for extra in "$@"; do
     rayon) command -v cargo >/dev/null 2>&1 || need+=(cargo)
       dpkg -s librust-rayon-dev >/dev/null 2>&1 || need+=(librust-rayon-dev) ;;
     plot) command -v gnuplot >/dev/null 2>&1 || need+=(gnuplot-nox) ;;
+    aarch64) command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 ||
+      need+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross)
+      command -v qemu-aarch64 >/dev/null 2>&1 || need+=(qemu-user) ;;
+    mingw) command -v x86_64-w64-mingw32-gcc-posix >/dev/null 2>&1 ||
+      need+=(gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64)
+      command -v wine >/dev/null 2>&1 || need+=(wine wine64) ;;
     pkgconfig) command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config) ;;
     man) command -v groff >/dev/null 2>&1 || need+=(groff-base)
       command -v man >/dev/null 2>&1 || need+=(man-db) ;;

@@ -24,7 +24,8 @@ import sys
 import clovesim as cs
 
 # tree_sum medians over the "quiet" rounds (hand split < 0.75x baseline) of
-# 8 processes, ns per node (sim/README.md, "Calibration")
+# 8 processes, ns per node (sim/README.md, "Calibration"), measured with the
+# code before f1f2033: the taker-only cascade and no reserve (OLD below)
 MEASURED = {
     1000000: dict(base=1.838, split=1.092, clove1=2.917, clove2=1.894),
     10000000: dict(base=2.457, split=1.467, clove1=3.007, clove2=1.662),
@@ -323,7 +324,8 @@ def rules_predict(probe_col=True):
 
 
 def rules():
-    print("\n### Validation (2 threads; measured 16.620 ms with the code of 3063e81)\n")
+    print("\n### Validation (2 threads; measured 16.620 ms with the code before f1f2033: "
+          "no owner re-share, no reserve)\n")
     rules_validate()
     print("\n### Predictions: time / speed-up / steals + shares\n")
     rules_predict()
@@ -394,7 +396,8 @@ def rejected_whatif(specs=("tree:1e7", "tree:1e8", "fib:40"), ps=(16, 64, 256)):
 
 
 def rejected():
-    print("\n### The rejected design: validation (2 threads; measured with the code of 3063e81)\n")
+    print("\n### The rejected design: validation (2 threads; trees measured with the code before "
+          "f1f2033, long leaves with the code of 3063e81)\n")
     rejected_validate()
     print("\n### The rejected design: predictions: time / speed-up / steals + shares\n")
     rejected_predict()

@@ -8,14 +8,10 @@
  */
 #include "internal.h"
 
-#if defined(__GLIBC__) || defined(__APPLE__) || defined(__FreeBSD__)
-#include <dlfcn.h>
-#define CLOVE_HAVE_DLADDR 1
-#endif
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Name a code address as object+offset, which `addr2line -f -i -e object
  * offset` turns into a function and a line (with debug information; -i
@@ -25,32 +21,16 @@ static void print_site(const void *site)
 {
     if (site == NULL)
         return;
-#ifdef CLOVE_HAVE_DLADDR
-    Dl_info info;
-    if (dladdr(site, &info) && info.dli_fname && info.dli_fbase) {
-        unsigned long off = (unsigned long)((const char *)site - (const char *)info.dli_fbase);
-        /* The main program is named as it was started (argv[0], maybe no
-         * path at all): give a path addr2line can open. */
-        char path[4096];
-        const char *name = info.dli_fname;
-        if (strchr(name, '/') == NULL) {
-            ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-            if (n > 0) {
-                path[n] = 0;
-                name = path;
-            }
-        } else if (name[0] != '/' && realpath(name, path) != NULL) {
-            name = path;
-        }
-        info.dli_fname = name;
-        fprintf(stderr, "clove:   call site: %s+0x%lx", info.dli_fname, off);
-        if (info.dli_sname && info.dli_saddr)
-            fprintf(stderr, " (%s+0x%lx)", info.dli_sname,
-                    (unsigned long)((const char *)site - (const char *)info.dli_saddr));
-        fprintf(stderr, "; addr2line -f -i -e %s 0x%lx\n", info.dli_fname, off);
+    char file[4096];
+    uintptr_t off = 0, sym_off = 0;
+    const char *sym = NULL;
+    if (clove__code_location(site, file, sizeof file, &off, &sym, &sym_off)) {
+        fprintf(stderr, "clove:   call site: %s+0x%" PRIxPTR, file, off);
+        if (sym)
+            fprintf(stderr, " (%s+0x%" PRIxPTR ")", sym, sym_off);
+        fprintf(stderr, "; addr2line -f -i -e %s 0x%" PRIxPTR "\n", file, off);
         return;
     }
-#endif
     fprintf(stderr, "clove:   call site: %p\n", site);
 }
 

@@ -23,15 +23,14 @@
 #include "internal.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
-static pthread_mutex_t dp_lock = PTHREAD_MUTEX_INITIALIZER;
+static clove__mutex dp_lock = CLOVE__MUTEX_INITIALIZER;
 static _Atomic(clove_pool *) dp_pool; /* see above: stores under dp_lock */
 static _Atomic uint32_t dp_users;     /* see above */
 static bool dp_closed;                /* dp_lock: the exit handler ran */
-static bool dp_hooks;                 /* dp_lock: atexit and pthread_atfork done */
+static bool dp_hooks;                 /* dp_lock: atexit and the fork hooks done */
 
 /* atexit: destroy the pool unless a clove_run may still use it (work
  * running on another thread, or exit() called from inside a job): then it
@@ -39,11 +38,11 @@ static bool dp_hooks;                 /* dp_lock: atexit and pthread_atfork done
  * clove_run never uses a default pool again (dp_closed). */
 static void dp_exit(void)
 {
-    pthread_mutex_lock(&dp_lock);
+    (void)clove__mutex_lock(&dp_lock);
     dp_closed = true;
     clove_pool *p = atomic_exchange(&dp_pool, NULL);
     bool busy = atomic_load(&dp_users) != 0;
-    pthread_mutex_unlock(&dp_lock);
+    (void)clove__mutex_unlock(&dp_lock);
     if (p != NULL && !busy)
         clove_pool_destroy(p);
 }
@@ -54,19 +53,19 @@ static void dp_exit(void)
  * and creates a fresh one at its first clove_run. */
 static void dp_prepare(void)
 {
-    pthread_mutex_lock(&dp_lock);
+    (void)clove__mutex_lock(&dp_lock);
 }
 
 static void dp_parent(void)
 {
-    pthread_mutex_unlock(&dp_lock);
+    (void)clove__mutex_unlock(&dp_lock);
 }
 
 static void dp_child(void)
 {
     atomic_store(&dp_pool, NULL);
     atomic_store(&dp_users, 0);
-    pthread_mutex_unlock(&dp_lock);
+    (void)clove__mutex_unlock(&dp_lock);
 }
 
 /* The default pool, created if need be (dp_lock taken here). Returns 0
@@ -75,7 +74,7 @@ static void dp_child(void)
 static int dp_get(clove_pool **out)
 {
     int rc = 0;
-    pthread_mutex_lock(&dp_lock);
+    (void)clove__mutex_lock(&dp_lock);
     clove_pool *p = atomic_load(&dp_pool);
     if (p == NULL && !dp_closed) {
         rc = clove_pool_create(&p, NULL);
@@ -83,13 +82,13 @@ static int dp_get(clove_pool **out)
             if (!dp_hooks) {
                 /* Either failing only costs the clean-up it would do. */
                 (void)atexit(dp_exit);
-                (void)pthread_atfork(dp_prepare, dp_parent, dp_child);
+                clove__at_fork(dp_prepare, dp_parent, dp_child);
                 dp_hooks = true;
             }
             atomic_store(&dp_pool, p);
         }
     }
-    pthread_mutex_unlock(&dp_lock);
+    (void)clove__mutex_unlock(&dp_lock);
     *out = p;
     return rc;
 }

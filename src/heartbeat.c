@@ -14,9 +14,6 @@
 #include "wait.h"
 
 #include <stdint.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
 
 /* After this many heartbeat intervals with no clove_pool_run in progress
  * and none started, the heartbeat thread sleeps until the next run. Short
@@ -209,12 +206,10 @@ void *clove__heartbeat_main(void *arg)
 {
     clove_pool *p = arg;
     const uint64_t interval_ns = (uint64_t)p->heartbeat_us * 1000u;
-    clove__name_thread("clove-hb");
-#if defined(__linux__) && defined(PR_SET_TIMERSLACK)
-    /* The default 50 us timer slack would stretch a 100 us interval by half;
-     * ask for a tenth of the interval instead. */
-    (void)prctl(PR_SET_TIMERSLACK, (unsigned long)(interval_ns / 10 + 1), 0, 0, 0);
-#endif
+    clove__thread_name("clove-hb");
+    /* Linux's default 50 us timer slack would stretch a 100 us interval by
+     * half; ask for a tenth of the interval instead. */
+    clove__timer_slack(interval_ns / 10 + 1);
     uint64_t last_runs = clove__runs_now(p);
     unsigned quiet = 0;
     uint64_t last_beat = 0; /* clove__now_ns() of the last heartbeat_pass */

@@ -56,9 +56,8 @@
 
 #include "clove.h"
 #include "fault.h"
+#include "port.h"
 
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -258,8 +257,8 @@ struct clove_pool {
     unsigned ring_cap;      /* power of two */
     size_t job_depth;       /* records in every job stack of the pool */
     struct clove__task *workers; /* [nworkers] tasks of the pool-owned threads */
-    pthread_t *threads;     /* [nworkers] */
-    pthread_t hb_thread;    /* valid when nworkers > 0 */
+    clove__thread *threads; /* [nworkers] */
+    clove__thread hb_thread; /* valid when nworkers > 0 */
     struct clove__slot *slots; /* [nthreads], by worker index */
     char *trace_path;          /* NULL when not tracing */
     int trace_fd;              /* the trace file, open from create to destroy */
@@ -269,9 +268,7 @@ struct clove_pool {
     void (*on_start)(unsigned, void *); /* config.on_thread_start */
     void (*on_exit)(unsigned, void *);  /* config.on_thread_exit */
     void *hook_arg;
-#ifdef CPU_COUNT
-    cpu_set_t cpus;         /* the creator's affinity mask (pinning) */
-#endif
+    clove__cpus cpus;       /* the creator's CPUs (CLOVE_PIN_WORKERS) */
 
     /* -- pool->lock protects: the ring (ring, ring_head, ring_tail), the
      *    idle list (idle_first, and every task's idle_prev/idle_next/idle),
@@ -285,7 +282,7 @@ struct clove_pool {
      *    share.c). The
      *    slots' counters are not under it: one writer per slot at a time
      *    (struct clove__slot). ------------------------------------------ */
-    pthread_mutex_t lock;
+    clove__mutex lock;
     struct clove__entry *ring; /* [ring_cap] FIFO of shared jobs; a NULL
                                 * job is a reclaimed slot (a hole) */
     uint64_t ring_head;        /* next slot to take */
@@ -375,19 +372,17 @@ static inline void *clove__calloc(size_t n, size_t size)
     return clove__fault_hit(CLOVE__FAULT_ALLOC) ? NULL : calloc(n, size);
 }
 
-/* Zeroed, cache-line aligned; released with free(). */
+/* Zeroed, cache-line aligned; released with clove__aligned_free(). */
 static inline void *clove__aligned_zalloc(size_t size)
 {
-    void *mem = NULL;
-    if (clove__fault_hit(CLOVE__FAULT_ALLOC) ||
-        posix_memalign(&mem, CLOVE__CACHE_LINE, size) != 0)
-        return NULL;
-    memset(mem, 0, size);
+    void *mem = clove__fault_hit(CLOVE__FAULT_ALLOC) ? NULL
+                                                     : clove__aligned_alloc(CLOVE__CACHE_LINE, size);
+    if (mem != NULL)
+        memset(mem, 0, size);
     return mem;
 }
 
 /* stats.c */
-uint64_t clove__now_ns(void);
 /* Counters, and the trace if trace_path is not NULL or empty: its file is
  * opened (created if need be) here, so that a path that cannot be written
  * is EINVAL, with one line on stderr naming it and `from` (where the path
@@ -440,8 +435,6 @@ clove_task *clove__steal_locked(clove_task *w);
  * holding the lock). */
 void *clove__heartbeat_main(void *pool);
 void clove__hb_kick(clove_pool *p);
-/* pool.c: name the calling thread (as top -H and gdb show it). */
-void clove__name_thread(const char *name);
 /* pool.c: make t (NULL: none) the calling thread's current task, as
  * clove__current() (clove.h) returns it, in place of the one it had. */
 void clove__set_current(clove_task *t);

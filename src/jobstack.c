@@ -3,31 +3,15 @@
  * jobstack.c - the memory of a task's job stack.
  *
  * A job stack is an array of records (struct clove__job) that the inline
- * fork writes without checking its capacity: the array is one anonymous
- * mapping between two inaccessible guard pages, so running off its end
- * faults at once instead of overwriting memory (debug builds check first
- * and abort with a message: clove__debug_fork). Only the pages a task's
- * nesting actually reaches are ever backed by memory, so the depth can be
- * generous (CLOVE_JOB_STACK_DEPTH: 32 MiB of address space on 64-bit
+ * fork writes without checking its capacity: the array is one reservation
+ * of address space (port.h) between two inaccessible guard pages, so
+ * running off its end faults at once instead of overwriting memory (debug
+ * builds check first and abort with a message: clove__debug_fork). Only
+ * the pages a task's nesting actually reaches are ever backed by memory,
+ * so the depth can be generous (CLOVE_JOB_STACK_DEPTH: 32 MiB of address space on 64-bit
  * targets).
  */
 #include "internal.h"
-
-#include <sys/mman.h>
-#include <unistd.h>
-
-#ifndef MAP_ANONYMOUS
-#define MAP_ANONYMOUS MAP_ANON
-#endif
-#ifndef MAP_NORESERVE
-#define MAP_NORESERVE 0
-#endif
-
-static size_t page_size(void)
-{
-    long ps = sysconf(_SC_PAGESIZE);
-    return ps > 0 ? (size_t)ps : 4096;
-}
 
 /* A guard page, the records rounded up to whole pages, a guard page. The
  * lower guard also keeps the records' mapping from merging with a
@@ -35,7 +19,7 @@ static size_t page_size(void)
  * its own, as /proc/self/maps shows it. */
 static size_t map_bytes(size_t depth, size_t *used)
 {
-    size_t ps = page_size();
+    size_t ps = clove__page_size();
     *used = (depth * sizeof(struct clove__job) + ps - 1) / ps * ps;
     return ps + *used + ps;
 }
@@ -44,13 +28,13 @@ struct clove__job *clove__jobs_map(size_t depth)
 {
     if (clove__fault_hit(CLOVE__FAULT_ALLOC))
         return NULL;
-    size_t used, ps = page_size();
+    size_t used, ps = clove__page_size();
     size_t bytes = map_bytes(depth, &used);
-    char *m = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED)
+    char *m = clove__vm_reserve(bytes);
+    if (m == NULL)
         return NULL;
-    if (mprotect(m + ps, used, PROT_READ | PROT_WRITE) != 0) {
-        munmap(m, bytes);
+    if (!clove__vm_commit(m + ps, used)) {
+        clove__vm_release(m, bytes);
         return NULL;
     }
     return (struct clove__job *)(void *)(m + ps);
@@ -62,5 +46,5 @@ void clove__jobs_unmap(struct clove__job *base, size_t depth)
         return;
     size_t used;
     size_t bytes = map_bytes(depth, &used);
-    munmap((char *)base - page_size(), bytes);
+    clove__vm_release((char *)base - clove__page_size(), bytes);
 }

@@ -16,15 +16,9 @@
 #include "wait.h"
 
 #include <errno.h>
-#include <limits.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __linux__
-#include <sys/prctl.h>
-#endif
-#include <unistd.h>
 
 /* clove_current()'s thread-local (clove.h), exported; written only by
  * clove__set_current on its own thread. */
@@ -59,57 +53,19 @@ void clove__set_current(clove_task *t)
 
 void clove__lock(clove_pool *p)
 {
-    if (pthread_mutex_lock(&p->lock) != 0)
-        clove__misuse("pool lock", "pthread_mutex_lock failed (pool destroyed or corrupt?)",
-                      NULL);
+    if (clove__mutex_lock(&p->lock) != 0)
+        clove__misuse("pool lock", "locking it failed (pool destroyed or corrupt?)", NULL);
 }
 
 void clove__unlock(clove_pool *p)
 {
-    if (pthread_mutex_unlock(&p->lock) != 0)
-        clove__misuse("pool lock", "pthread_mutex_unlock failed (pool destroyed or corrupt?)",
-                      NULL);
+    if (clove__mutex_unlock(&p->lock) != 0)
+        clove__misuse("pool lock", "unlocking it failed (pool destroyed or corrupt?)", NULL);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Worker threads                                                           */
 /* ------------------------------------------------------------------------ */
-
-/* Name the calling thread (Linux: 15 characters at most). */
-void clove__name_thread(const char *name)
-{
-#ifdef __linux__
-    (void)pthread_setname_np(pthread_self(), name);
-#else
-    (void)name;
-#endif
-}
-
-/* CLOVE_PIN_WORKERS: worker `index` to the (index mod m)-th of the m CPUs
- * of the creator's mask. Best effort. */
-static void pin_worker(const clove_pool *p, unsigned index)
-{
-#ifdef CPU_COUNT
-    int m = CPU_COUNT(&p->cpus);
-    if (m <= 0)
-        return;
-    int want = (int)(index % (unsigned)m), seen = 0;
-    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-        if (!CPU_ISSET(cpu, &p->cpus))
-            continue;
-        if (seen++ == want) {
-            cpu_set_t one;
-            CPU_ZERO(&one);
-            CPU_SET(cpu, &one);
-            (void)pthread_setaffinity_np(pthread_self(), sizeof one, &one);
-            return;
-        }
-    }
-#else
-    (void)p;
-    (void)index;
-#endif
-}
 
 static void *worker_main(void *arg)
 {
@@ -117,9 +73,11 @@ static void *worker_main(void *arg)
     clove_pool *p = t->pool;
     char name[16];
     snprintf(name, sizeof name, "clove-%u", t->index);
-    clove__name_thread(name);
+    clove__thread_name(name);
+    /* CLOVE_PIN_WORKERS: worker i to the (i mod m)-th of the creator's m
+     * CPUs (best effort). */
     if (p->flags & CLOVE_PIN_WORKERS)
-        pin_worker(p, t->index);
+        clove__cpus_pin(&p->cpus, t->index);
     if (p->on_start)
         p->on_start(t->index, p->hook_arg);
     clove__set_current(t);
@@ -181,20 +139,8 @@ static long env_threads(void)
 
 static unsigned default_threads(void)
 {
-#ifdef CPU_COUNT
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        int n = CPU_COUNT(&set);
-        if (n > 0)
-            return (unsigned)n;
-    }
-#endif
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1)
-        return 1;
-    if (n > (long)CLOVE_MAX_THREADS)
-        return CLOVE_MAX_THREADS;
-    return (unsigned)n;
+    unsigned n = clove__cpu_count();
+    return n > CLOVE_MAX_THREADS ? CLOVE_MAX_THREADS : n;
 }
 
 /* Stop and join the first `started` workers and, if hb_started, the
@@ -223,10 +169,10 @@ static void stop_threads(clove_pool *p, unsigned started, bool hb_started)
         clove__wake_all(&p->stopping);
         atomic_store(&p->hb_asleep, 0);
         clove__wake_all(&p->hb_asleep);
-        pthread_join(p->hb_thread, NULL);
+        clove__thread_join(p->hb_thread);
     }
     for (unsigned i = 0; i < started; i++)
-        pthread_join(p->threads[i], NULL);
+        clove__thread_join(p->threads[i]);
 }
 
 /* A task of pool p with worker index `index` and job stack `jobs`:
@@ -291,24 +237,22 @@ static void free_pool(clove_pool *p)
     clove__stats_fini(p, false);
     free(p->ring);
     free(p->threads);
-    free(p->workers);
-    free(p);
+    clove__aligned_free(p->workers);
+    clove__aligned_free(p);
 }
 
-static int start_thread(pthread_t *th, const pthread_attr_t *attr,
-                        void *(*fn)(void *), void *arg)
+static int start_thread(clove__thread *th, size_t stack_size, void *(*fn)(void *), void *arg)
 {
     if (clove__fault_hit(CLOVE__FAULT_THREAD))
         return EAGAIN;
-    int rc = pthread_create(th, attr, fn, arg);
-    return rc == 0 ? 0 : (rc == EPERM || rc == EINVAL ? EAGAIN : rc);
+    return clove__thread_start(th, stack_size, fn, arg);
 }
 
 /* clove_pool_create failed after initialising the lock: undo everything
  * (threads are stopped by the caller) and return rc. */
 static int create_failed(clove_pool *p, int rc)
 {
-    pthread_mutex_destroy(&p->lock);
+    clove__mutex_destroy(&p->lock);
     free_pool(p);
     return rc;
 }
@@ -373,21 +317,17 @@ int clove_pool_create_sized(clove_pool **out, const clove_config *user, size_t s
     p->job_depth = CLOVE_JOB_STACK_DEPTH;
     if (config->stack_size / sizeof(struct clove__job) > p->job_depth)
         p->job_depth = config->stack_size / sizeof(struct clove__job);
-#ifdef CPU_COUNT
-    CPU_ZERO(&p->cpus);
-    if ((p->flags & CLOVE_PIN_WORKERS) &&
-        pthread_getaffinity_np(pthread_self(), sizeof p->cpus, &p->cpus) != 0)
-        CPU_ZERO(&p->cpus);
-#endif
-    if (clove__fault_hit(CLOVE__FAULT_SYNC) || pthread_mutex_init(&p->lock, NULL) != 0) {
-        free(p);
+    if (p->flags & CLOVE_PIN_WORKERS)
+        clove__cpus_get(&p->cpus);
+    if (clove__fault_hit(CLOVE__FAULT_SYNC) || clove__mutex_init(&p->lock) != 0) {
+        clove__aligned_free(p);
         return ENOMEM;
     }
     const char *trace = config->trace_path ? config->trace_path : getenv("CLOVE_TRACE");
     int src = clove__stats_init(p, trace, config->trace_path ? "config.trace_path" : "CLOVE_TRACE");
     if (src != 0) {
-        pthread_mutex_destroy(&p->lock);
-        free(p);
+        clove__mutex_destroy(&p->lock);
+        clove__aligned_free(p);
         return src;
     }
     /* The entry task's job stack, so that a pool used by one thread at a
@@ -419,31 +359,18 @@ int clove_pool_create_sized(clove_pool **out, const clove_config *user, size_t s
         clove__task_init(&p->workers[i].pub, p, i + 1, jobs);
     }
 
-    pthread_attr_t attr, *attrp = NULL;
-    int rc = 0;
-    if (config->stack_size) {
-        if (clove__fault_hit(CLOVE__FAULT_SYNC) || pthread_attr_init(&attr) != 0)
-            return create_failed(p, ENOMEM);
-        attrp = &attr;
-        if (pthread_attr_setstacksize(&attr, config->stack_size) != 0)
-            rc = EINVAL;
-    }
-
     unsigned started = 0;
     bool hb_started = false;
-    if (rc == 0)
-        rc = start_thread(&p->hb_thread, NULL, clove__heartbeat_main, p);
+    int rc = start_thread(&p->hb_thread, 0, clove__heartbeat_main, p);
     if (rc == 0) {
         hb_started = true;
         for (; started < p->nworkers; started++) {
-            rc = start_thread(&p->threads[started], attrp, worker_main,
+            rc = start_thread(&p->threads[started], config->stack_size, worker_main,
                               &p->workers[started].pub);
             if (rc != 0)
                 break;
         }
     }
-    if (attrp)
-        pthread_attr_destroy(attrp);
     if (rc != 0) {
         stop_threads(p, started, hb_started);
         return create_failed(p, rc);
@@ -461,7 +388,7 @@ void clove_pool_destroy(clove_pool *p)
                       CLOVE__CALLER());
     if (p->nworkers > 0)
         stop_threads(p, p->nworkers, true);
-    pthread_mutex_destroy(&p->lock);
+    clove__mutex_destroy(&p->lock);
     clove__stats_fini(p, true);
     free_pool(p);
 }

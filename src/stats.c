@@ -33,19 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define TRACE_EVENTS 32768u /* per worker index: 24 bytes each, 768 KiB */
-
-uint64_t clove__now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 void clove__trace_write(struct clove__trace *tr, uint32_t kind, uint64_t t0, uint64_t t1)
 {
@@ -54,19 +43,6 @@ void clove__trace_write(struct clove__trace *tr, uint32_t kind, uint64_t t0, uin
     e->t1 = t1;
     e->kind = kind;
     tr->n++;
-}
-
-/* Open the trace file for writing without truncating it yet (the trace
- * is written at destroy); *created tells whether this call created it, so
- * that a create that fails later can remove it again. -1 and errno on
- * failure. */
-static int open_trace(const char *path, bool *created)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    *created = fd >= 0;
-    if (fd < 0 && errno == EEXIST)
-        fd = open(path, O_WRONLY | O_CLOEXEC);
-    return fd;
 }
 
 int clove__stats_init(clove_pool *p, const char *trace_path, const char *from)
@@ -99,7 +75,10 @@ int clove__stats_init(clove_pool *p, const char *trace_path, const char *from)
         tr->n = 0;
         p->slots[i].trace = tr;
     }
-    p->trace_fd = open_trace(trace_path, &p->trace_created);
+    /* Opened now, without truncating it (the trace is written at destroy);
+     * trace_created tells whether this created it, so that a create that
+     * fails later can remove it again. */
+    p->trace_fd = clove__file_open(trace_path, &p->trace_created);
     if (p->trace_fd < 0) {
         if (errno == ENOMEM)
             goto fail;
@@ -116,7 +95,7 @@ fail:
     for (unsigned i = 0; i < p->nthreads; i++)
         free(p->slots[i].trace);
     free(p->trace_path);
-    free(p->slots);
+    clove__aligned_free(p->slots);
     p->slots = NULL;
     p->trace_path = NULL;
     return rc;
@@ -141,17 +120,14 @@ static void write_trace(clove_pool *p)
 {
     /* A regular file is truncated now (it may have held an older trace);
      * anything else (/dev/null, a terminal) is written as it is. */
-    FILE *f = NULL;
-    struct stat st;
-    if (fstat(p->trace_fd, &st) == 0 && (!S_ISREG(st.st_mode) || ftruncate(p->trace_fd, 0) == 0))
-        f = fdopen(p->trace_fd, "w");
+    FILE *f = clove__file_rewrite(p->trace_fd);
     if (f == NULL) {
         fprintf(stderr, "clove: cannot write the trace to %s: %s\n", p->trace_path,
                 strerror(errno));
-        close(p->trace_fd);
+        clove__file_close(p->trace_fd, p->trace_path, false);
         return;
     }
-    int pid = (int)getpid();
+    int pid = clove__process_id();
     fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
     fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
                "\"args\":{\"name\":\"clove pool (%u threads, heartbeat %u us)\"}}",
@@ -195,14 +171,12 @@ void clove__stats_fini(clove_pool *p, bool write)
         write_trace(p);
     } else if (p->trace_path) {
         /* clove_pool_create failed: leave no file it created behind. */
-        close(p->trace_fd);
-        if (p->trace_created)
-            unlink(p->trace_path);
+        clove__file_close(p->trace_fd, p->trace_path, p->trace_created);
     }
     for (unsigned i = 0; i < p->nthreads; i++)
         free(p->slots[i].trace);
     free(p->trace_path);
-    free(p->slots);
+    clove__aligned_free(p->slots);
     p->slots = NULL;
 }
 

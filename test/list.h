@@ -6,6 +6,7 @@
  * test clove.<name>, so keep exactly one X(...) per line, at its start.
  */
 X(jobstack_deep_no_heartbeat)
+X(jobstack_grows_on_touch)
 X(debug_fork_in_library_forks)
 X(jobstack_lifo_sequences)
 X(jobstack_many_forks_sharing)

@@ -14,11 +14,8 @@
  */
 #include "test.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 struct test_entry {
     const char *name;
@@ -45,6 +42,7 @@ static int run_test(const struct test_entry *e)
 
 int main(int argc, char **argv)
 {
+    test_start_threads = thread_count();
     if (argc >= 2 && strcmp(argv[1], "--list") == 0) {
         for (size_t i = 0; i < NTESTS; i++)
             printf("%s\n", tests[i].name);
@@ -59,38 +57,21 @@ int main(int argc, char **argv)
 
     if (argc == 1) {
         double t0 = now_s();
-        size_t failed = 0;
+        size_t failed = 0, skipped = 0;
+        static struct self_exec self;
+        self_exec_prepare(&self, argv[0]);
         for (size_t i = 0; i < NTESTS; i++) {
-            fflush(NULL);
-            pid_t pid = fork();
-            if (pid < 0) {
-                perror("fork");
-                return 1;
-            }
-            if (pid == 0) {
-                execl("/proc/self/exe", argv[0], tests[i].name, (char *)NULL);
-                perror("execl /proc/self/exe");
-                _exit(127);
-            }
-            int status = 0;
-            while (waitpid(pid, &status, 0) < 0) {
-                if (errno != EINTR) {
-                    perror("waitpid");
-                    return 1;
-                }
-            }
-            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            char why[128];
+            int rc = run_test_process(&self, tests[i].name, why, sizeof why);
+            if (rc == TEST_SKIPPED) {
+                skipped++;
+            } else if (rc != 0) {
                 failed++;
-                if (WIFSIGNALED(status))
-                    printf("FAIL %s (killed by signal %d)\n", tests[i].name,
-                           WTERMSIG(status));
-                else
-                    printf("FAIL %s (exit status %d)\n", tests[i].name,
-                           WEXITSTATUS(status));
+                printf("FAIL %s (%s)\n", tests[i].name, why);
             }
         }
-        printf("%zu of %zu tests passed (%.2f s, scale %g)\n", NTESTS - failed, NTESTS,
-               now_s() - t0, test_scale());
+        printf("%zu of %zu tests passed, %zu skipped (%.2f s, scale %g)\n",
+               NTESTS - failed - skipped, NTESTS, skipped, now_s() - t0, test_scale());
         return failed ? 1 : 0;
     }
     for (int a = 1; a < argc; a++) {

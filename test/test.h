@@ -18,12 +18,20 @@
 #include <string.h>
 #include <sys/types.h>
 
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(__MINGW32__)
+/* mingw-w64's own C99 printf (__USE_MINGW_ANSI_STDIO, set by CMake), with
+ * %zu and %jd, not msvcrt's. */
+#define TEST_NORETURN __attribute__((noreturn))
+#define TEST_PRINTF(f, a) __attribute__((format(gnu_printf, f, a)))
+#define TEST_MAYBE_UNUSED __attribute__((unused))
+#elif defined(__GNUC__) || defined(__clang__)
 #define TEST_NORETURN __attribute__((noreturn))
 #define TEST_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define TEST_MAYBE_UNUSED __attribute__((unused))
 #else
 #define TEST_NORETURN
 #define TEST_PRINTF(f, a)
+#define TEST_MAYBE_UNUSED
 #endif
 
 /* ------------------------------------------------------------------------ */
@@ -31,6 +39,15 @@
 /* ------------------------------------------------------------------------ */
 
 TEST_NORETURN TEST_PRINTF(3, 4) void test_fail(const char *file, int line, const char *fmt, ...);
+/* The test cannot run in this build or on this system: print why and exit
+ * with TEST_SKIPPED, which CTest reports as skipped (SKIP_RETURN_CODE). */
+#define TEST_SKIPPED 77
+TEST_NORETURN TEST_PRINTF(1, 2) void test_skip(const char *fmt, ...);
+/* The system layer the library was built with (CMake's CLOVE_PORT):
+ * "linux", "unix" or "win". */
+#ifndef CLOVE_TEST_PORT
+#define CLOVE_TEST_PORT "linux"
+#endif
 
 #define ASSERT(c)                                                             \
     do {                                                                      \
@@ -146,8 +163,47 @@ void sleep_us(unsigned long us);
 /* Pool helpers: create with the given config or fail the test. */
 clove_pool *make_pool(unsigned threads, unsigned heartbeat_us);
 
+/* Running this executable again in a child process: prepare before the
+ * fork (it reads /proc/self/exe and CLOVE_TEST_EMULATOR, the command that
+ * runs an emulated binary, when set), then self_exec(x, arg1, arg2 or
+ * NULL) in the child, which returns only if the exec failed. */
+#define EMULATOR_WORDS 16
+struct self_exec {
+    char path[4096];
+    char words[1024];
+    char *argv[EMULATOR_WORDS + 4];
+    int argc; /* argv[0 .. argc) come before the arguments */
+};
+void self_exec_prepare(struct self_exec *x, const char *argv0);
+void self_exec(struct self_exec *x, const char *arg1, const char *arg2);
+/* Run this executable again as "NAME" (one test, as the all-tests runner
+ * does) and wait: 0 when it passed, TEST_SKIPPED, or 1 with why filled. */
+int run_test_process(struct self_exec *self, const char *name, char *why, size_t n);
+/* A child's status (run_self_child): whether it died of abort() (SIGABRT;
+ * exit code 3 on Windows), and in words. */
+bool child_aborted(int status);
+void child_describe(int status, char *buf, size_t n);
+/* Bytes of [addr, addr + len) that take memory: resident pages
+ * (mincore) on POSIX, committed pages on Windows. */
+size_t test_resident(const void *addr, size_t len);
+/* The calling thread's stack size in bytes. */
+size_t test_stack_size(void);
+/* The CPUs this process may run on (its affinity mask). */
+unsigned test_cpu_count(void);
+/* Kill this process in `seconds` (SIGALRM, or a thread on Windows). */
+void test_watchdog(unsigned seconds);
+/* buf (of *cap bytes, len used; NULL at first) with room for at least
+ * 1 KiB more, grown as needed; fails the test when out of memory. */
+char *room_for_more(char *buf, size_t *cap, size_t len);
+/* Set (value non-NULL) or remove an environment variable, or fail. */
+void test_setenv(const char *name, const char *value);
+
 /* /proc/self/task helpers (Linux). */
 unsigned thread_count(void);
+/* thread_count() when main started: 1, plus any thread of the runtime the
+ * tests run in (qemu-user keeps one of its own in every process, also in
+ * a fork child). */
+extern unsigned test_start_threads;
 /* Read-write mappings of exactly one default job stack's size in
  * /proc/self/maps (-1 where it cannot be read): pools of the default depth
  * must give back every job stack they mapped. Other mappings of that size

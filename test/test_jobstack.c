@@ -130,6 +130,52 @@ static void deep_fn(clove_task *t, void *arg)
     free((void *)runs);
 }
 
+/* A job stack takes memory only as deep as forks reach: a fresh pool's
+ * entry task has next to nothing of its 32 MiB in memory, and N forks
+ * outstanding bring in their N records (on Windows, where committed
+ * memory counts against the system's commit limit, it is committed as it
+ * is touched: port_win.c). */
+static int64_t touch_job(clove_task *t, void *arg)
+{
+    (void)t;
+    return (int64_t)(uintptr_t)arg * 3;
+}
+
+static void touch_fn(clove_task *t, void *arg)
+{
+    size_t n = *(size_t *)arg;
+    size_t span = (size_t)((char *)t->limit - (char *)t->base);
+    size_t before = test_resident(t->base, span);
+    test_log("job stack: %zu of %zu bytes in memory before forking\n", before, span);
+    ASSERT_LE_U(before, (size_t)256 << 10);
+    clove_future *fs = malloc(n * sizeof *fs);
+    ASSERT(fs != NULL);
+    for (size_t i = 0; i < n; i++)
+        clove_fork_value(t, &fs[i], touch_job, (void *)(uintptr_t)i);
+    size_t during = test_resident(t->base, span);
+    test_log("job stack: %zu bytes in memory with %zu forks outstanding\n", during, n);
+    ASSERT_GE_U(during, n * sizeof(struct clove__job));
+    ASSERT_LE_U(during, n * sizeof(struct clove__job) + ((size_t)256 << 10));
+    uint64_t sum = 0;
+    for (size_t i = n; i-- > 0;) {
+        int64_t r;
+        if (!clove_join_value(t, &fs[i], &r))
+            r = touch_job(t, (void *)(uintptr_t)i);
+        ASSERT_EQ_I(r, (int64_t)i * 3);
+        sum += (uint64_t)r;
+    }
+    ASSERT_EQ_U(sum, (uint64_t)3 * n * (n - 1) / 2);
+    free(fs);
+}
+
+void test_jobstack_grows_on_touch(void)
+{
+    clove_pool *p = make_pool(1, 1);
+    size_t n = 120000; /* 3.75 MiB of records */
+    ASSERT_OK(clove_pool_run(p, touch_fn, &n));
+    clove_pool_destroy(p);
+}
+
 void test_jobstack_deep_no_heartbeat(void)
 {
     clove_pool *p = make_pool(1, 1);

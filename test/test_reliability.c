@@ -23,15 +23,17 @@
 #include "test.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#ifndef _WIN32
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
 
 #if defined(__SANITIZE_ADDRESS__)
 #define RELI_ASAN 1
@@ -85,6 +87,7 @@ static void watchdog_stop(struct watchdog *w)
     ASSERT_OK(pthread_join(w->th, NULL));
 }
 
+#ifndef _WIN32
 /* Wait for child pid to end; after `seconds`, SIGKILL it and fail. */
 static int wait_child(pid_t pid, double seconds, const char *what)
 {
@@ -122,6 +125,7 @@ static void set_nonblock(int fd)
     ASSERT_MSG(fl >= 0 && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0, "fcntl failed: errno %d",
                errno);
 }
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* Checked workloads: tree sums (a fork at every two-child node) and        */
@@ -175,7 +179,7 @@ struct workset {
     uint64_t runs;
 };
 
-static void workset_init(struct workset *w, size_t tree_n, size_t loop_n, uint64_t seed)
+TEST_MAYBE_UNUSED static void workset_init(struct workset *w, size_t tree_n, size_t loop_n, uint64_t seed)
 {
     for (int s = 0; s < SHAPE_COUNT; s++)
         tree_build(&w->trees[s], tree_n + (size_t)s * 3, (enum tree_shape)s, seed + (uint64_t)s);
@@ -188,7 +192,7 @@ static void workset_init(struct workset *w, size_t tree_n, size_t loop_n, uint64
     w->runs = 0;
 }
 
-static void workset_free(struct workset *w)
+TEST_MAYBE_UNUSED static void workset_free(struct workset *w)
 {
     for (int s = 0; s < SHAPE_COUNT; s++)
         tree_free(&w->trees[s]);
@@ -212,7 +216,7 @@ static void workset_fn(clove_task *t, void *arg)
     workset_step(t, arg);
 }
 
-static void workset_run(clove_pool *p, struct workset *w)
+TEST_MAYBE_UNUSED static void workset_run(clove_pool *p, struct workset *w)
 {
     ASSERT_OK(clove_pool_run(p, workset_fn, w));
 }
@@ -285,12 +289,7 @@ static _Thread_local bool deep_stack_seen;
 
 static size_t current_stack_size(void)
 {
-    pthread_attr_t a;
-    size_t sz = 0;
-    ASSERT_OK(pthread_getattr_np(pthread_self(), &a));
-    ASSERT_OK(pthread_attr_getstacksize(&a, &sz));
-    pthread_attr_destroy(&a);
-    return sz;
+    return test_stack_size();
 }
 
 static void deep_note_stack(void)
@@ -475,6 +474,23 @@ void test_deep_recursion(void)
     watchdog_stop(&w);
 }
 
+#ifdef _WIN32
+/* Windows has neither fork() nor signals (SIGALRM, SIGSTOP/SIGCONT). */
+void test_process_fork(void)
+{
+    test_skip("needs fork(), which Windows does not have");
+}
+
+void test_signal_storm(void)
+{
+    test_skip("needs SIGALRM and setitimer, which Windows does not have");
+}
+
+void test_stop_cont(void)
+{
+    test_skip("needs SIGSTOP and SIGCONT, which Windows does not have");
+}
+#else
 /* ------------------------------------------------------------------------ */
 /* process_fork                                                             */
 /* ------------------------------------------------------------------------ */
@@ -490,17 +506,19 @@ void test_deep_recursion(void)
  */
 TEST_NORETURN static void fork_child_main(struct workset *w)
 {
-    /* The premise of the above: the child has exactly one thread. */
-    ASSERT_EQ_U(thread_count(), 1);
-#ifdef CLOVE_TSAN
+    /* The premise of the above: the child has exactly one thread (and
+     * those of the runtime it runs in). */
+    ASSERT_EQ_U(thread_count(), test_start_threads);
     /* ThreadSanitizer cannot start threads after a fork of a multi-threaded
      * process: it dies (die_after_fork=1, the default), or with
      * die_after_fork=0 reports "dup thread with used id" because its
-     * registry still holds the parent's threads. A one-thread pool starts
-     * none, so under TSan the child checks that much. */
+     * registry still holds the parent's threads. Neither can qemu-user (it
+     * aborts: "qemu_plugin_vcpu_init_hook: assertion failed"). A one-thread
+     * pool starts none, so there the child checks that much. */
+#ifdef CLOVE_TSAN
     clove_pool *p = make_pool(1, 1);
 #else
-    clove_pool *p = make_pool(3, 1);
+    clove_pool *p = make_pool(getenv("CLOVE_TEST_EMULATOR") ? 1 : 3, 1);
 #endif
     for (int r = 0; r < 3; r++)
         workset_run(p, w);
@@ -890,3 +908,4 @@ void test_stop_cont(void)
     assert_child_ok(status, "the stop_cont child");
     test_log("stop_cont: %zu stop/cont cycles; %zu rounds after the last\n", cycles, more);
 }
+#endif

@@ -90,7 +90,9 @@ void test_stats_counts(void)
                  (uintmax_t)tot.sleeps, (double)tot.sleep_ns / 1e6, (uintmax_t)tot.waits,
                  (double)tot.wait_ns / 1e6);
         ASSERT_GE_U(tot.heartbeats, 1);
-        ASSERT_GE_U(tot.shared, 1);
+        /* Handed over by the owner at a beat, or, when the owner was
+         * descheduled (a loaded machine), by the heartbeat thread. */
+        ASSERT_GE_U(tot.shared + tot.stolen, 1);
         ASSERT_GE_U(tot.ran, 1);
         /* Per-worker figures add up to the total (one caller, no overflow). */
         clove_stats sum = {0};
@@ -490,11 +492,11 @@ void test_trace_timeline(void)
 
     /* The environment variable, and a 1-thread pool. */
     temp_path(path, sizeof path);
-    ASSERT_OK(setenv("CLOVE_TRACE", path, 1));
+    test_setenv("CLOVE_TRACE", path);
     p = make_pool(1, 1);
     ASSERT_OK(clove_pool_run(p, busy_run, &c));
     clove_pool_destroy(p);
-    ASSERT_OK(unsetenv("CLOVE_TRACE"));
+    test_setenv("CLOVE_TRACE", NULL);
     parse_trace(path, 1, &tc);
     ASSERT_EQ_U(tc.jobs[0] + tc.beats[0] + tc.sleeps[0], 0);
     ASSERT_EQ_U(tc.runs[0], 1);
@@ -517,13 +519,13 @@ void test_trace_timeline(void)
         clove_config bad = {.threads = 2, .heartbeat_us = 1,
                             .trace_path = env ? NULL : bad_path};
         if (env)
-            ASSERT_OK(setenv("CLOVE_TRACE", bad_path, 1));
+            test_setenv("CLOVE_TRACE", bad_path);
         p = NULL;
         stderr_capture_begin();
         int rc = clove_pool_create(&p, &bad);
         char *err = stderr_capture_end();
         if (env)
-            ASSERT_OK(unsetenv("CLOVE_TRACE"));
+            test_setenv("CLOVE_TRACE", NULL);
         ASSERT_EQ_I(rc, EINVAL);
         ASSERT_EQ_P(p, NULL);
         ASSERT_CONTAINS(err, env ? "clove: CLOVE_TRACE=\"/nonexistent-dir/clove/trace.json\""

@@ -67,6 +67,20 @@ struct sfor_inner {
     size_t outer;
 };
 
+/* Counts a visit of elements klo..khi-1 and adds their values and hashes. */
+static void sfor_visit(struct sfor *c, size_t klo, size_t khi)
+{
+    uint64_t s = 0, h = 0;
+    for (size_t k = klo; k < khi; k++) {
+        atomic_fetch_add_explicit(&c->hits[k], 1, memory_order_relaxed);
+        uint64_t v = index_value(c->seed, k);
+        s += v;
+        h += index_hash(v, k);
+    }
+    atomic_fetch_add_explicit(&c->sum, s, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->hash, h, memory_order_relaxed);
+}
+
 static void sfor_inner_body(clove_task *t, size_t lo, size_t hi, void *arg)
 {
     (void)t;
@@ -76,16 +90,8 @@ static void sfor_inner_body(clove_task *t, size_t lo, size_t hi, void *arg)
         atomic_fetch_add(&c->bad, 1);
         return;
     }
-    uint64_t s = 0, h = 0;
-    for (size_t j = lo; j < hi; j++) {
-        size_t k = (in->outer - c->begin) * c->inner + j;
-        atomic_fetch_add_explicit(&c->hits[k], 1, memory_order_relaxed);
-        uint64_t v = index_value(c->seed, k);
-        s += v;
-        h += index_hash(v, k);
-    }
-    atomic_fetch_add_explicit(&c->sum, s, memory_order_relaxed);
-    atomic_fetch_add_explicit(&c->hash, h, memory_order_relaxed);
+    size_t base = (in->outer - c->begin) * c->inner;
+    sfor_visit(c, base + lo, base + hi);
 }
 
 static void sfor_body(clove_task *t, size_t lo, size_t hi, void *arg)
@@ -102,16 +108,7 @@ static void sfor_body(clove_task *t, size_t lo, size_t hi, void *arg)
         }
         return;
     }
-    uint64_t s = 0, h = 0;
-    for (size_t i = lo; i < hi; i++) {
-        size_t k = i - c->begin;
-        atomic_fetch_add_explicit(&c->hits[k], 1, memory_order_relaxed);
-        uint64_t v = index_value(c->seed, k);
-        s += v;
-        h += index_hash(v, k);
-    }
-    atomic_fetch_add_explicit(&c->sum, s, memory_order_relaxed);
-    atomic_fetch_add_explicit(&c->hash, h, memory_order_relaxed);
+    sfor_visit(c, lo - c->begin, hi - c->begin);
 }
 
 /* ---- flat fork arrays ---- */

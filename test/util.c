@@ -2,16 +2,17 @@
 /* util.c - assertion failure, scaling, timing and /proc helpers. */
 #include "test.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <time.h>
+#include <string.h>
+#ifdef _WIN32
+#include <io.h>
+#else
 #include <unistd.h>
+#endif
 
 void test_fail(const char *file, int line, const char *fmt, ...)
 {
@@ -24,6 +25,18 @@ void test_fail(const char *file, int line, const char *fmt, ...)
     fflush(NULL);
     /* Other threads (pool workers) may still be running: leave at once. */
     _Exit(1);
+}
+
+void test_skip(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("SKIP ");
+    vprintf(fmt, ap);
+    putchar('\n');
+    va_end(ap);
+    fflush(NULL);
+    _Exit(TEST_SKIPPED);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -100,24 +113,6 @@ void test_log(const char *fmt, ...)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Time                                                                     */
-/* ------------------------------------------------------------------------ */
-
-double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void sleep_us(unsigned long us)
-{
-    struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
-/* ------------------------------------------------------------------------ */
 /* Pools                                                                    */
 /* ------------------------------------------------------------------------ */
 
@@ -132,50 +127,7 @@ clove_pool *make_pool(unsigned threads, unsigned heartbeat_us)
     return p;
 }
 
-/* ------------------------------------------------------------------------ */
-/* /proc/self/task                                                          */
-/* ------------------------------------------------------------------------ */
-
-size_t list_tids(pid_t *tids, size_t max)
-{
-    DIR *d = opendir("/proc/self/task");
-    ASSERT_MSG(d != NULL, "cannot open /proc/self/task");
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        if (n < max && tids)
-            tids[n] = (pid_t)atol(e->d_name);
-        n++;
-    }
-    closedir(d);
-    return n;
-}
-
-long job_stack_maps(void)
-{
-    FILE *f = fopen("/proc/self/maps", "r");
-    if (f == NULL)
-        return -1;
-    const uintptr_t want = CLOVE_JOB_STACK_DEPTH * sizeof(struct clove__job);
-    char line[512];
-    long n = 0;
-    while (fgets(line, sizeof line, f)) {
-        uintptr_t lo, hi;
-        char perms[8];
-        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &lo, &hi, perms) == 3 &&
-            hi - lo == want && perms[0] == 'r' && perms[1] == 'w')
-            n++;
-    }
-    fclose(f);
-    return n;
-}
-
-unsigned thread_count(void)
-{
-    return (unsigned)list_tids(NULL, 0);
-}
+unsigned test_start_threads = 1;
 
 static void *nothing_main(void *arg)
 {
@@ -208,93 +160,9 @@ unsigned wait_thread_count(unsigned n)
     return c;
 }
 
-long long thread_ctx_switches(pid_t tid)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/self/task/%ld/status", (long)tid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    long long total = 0;
-    int found = 0;
-    while (fgets(line, sizeof line, f)) {
-        long long v;
-        if (sscanf(line, "voluntary_ctxt_switches: %lld", &v) == 1 ||
-            sscanf(line, "nonvoluntary_ctxt_switches: %lld", &v) == 1) {
-            total += v;
-            found++;
-        }
-    }
-    fclose(f);
-    return found == 2 ? total : -1;
-}
-
-char thread_state(pid_t tid)
-{
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/self/task/%ld/stat", (long)tid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return '?';
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    /* "tid (comm) S ...": comm may contain spaces and parentheses. */
-    char *p = strrchr(buf, ')');
-    if (!p || p[1] != ' ' || !p[2])
-        return '?';
-    return p[2];
-}
-
-/* ------------------------------------------------------------------------ */
-/* Child processes                                                          */
-/* ------------------------------------------------------------------------ */
-
-int run_self_child(const char *name, char **err)
-{
-    int fds[2];
-    ASSERT_OK(pipe(fds));
-    fflush(NULL);
-    pid_t pid = fork();
-    ASSERT_MSG(pid >= 0, "fork failed: errno %d", errno);
-    if (pid == 0) {
-        /* Only async-signal-safe calls until exec: the parent may have
-         * threads. The exec'd child is a fresh single-threaded process. */
-        struct rlimit nocore = {0, 0};
-        (void)setrlimit(RLIMIT_CORE, &nocore);
-        close(fds[0]);
-        if (dup2(fds[1], 2) < 0)
-            _exit(126);
-        close(fds[1]);
-        execl("/proc/self/exe", "clove_tests", "--misuse", name, (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    ASSERT(buf != NULL);
-    for (;;) {
-        if (cap - len < 1024) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            ASSERT(buf != NULL);
-        }
-        ssize_t r = read(fds[0], buf + len, cap - len - 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-    }
-    buf[len] = 0;
-    close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        ASSERT_MSG(errno == EINTR, "waitpid failed: errno %d", errno);
-    *err = buf;
-    return status;
-}
-
+/* stderr into a temporary file: dup and dup2 are POSIX, and mingw-w64's C
+ * runtime has them too. What was written is read back with stdio, through
+ * the stream, since the file descriptor's offset is at its end. */
 static int saved_stderr = -1;
 static FILE *captured;
 
@@ -316,16 +184,26 @@ char *stderr_capture_end(void)
     ASSERT(dup2(saved_stderr, 2) >= 0);
     close(saved_stderr);
     saved_stderr = -1;
-    int fd = fileno(captured);
-    off_t len = lseek(fd, 0, SEEK_END);
+    ASSERT(fseek(captured, 0, SEEK_END) == 0);
+    long len = ftell(captured);
     ASSERT(len >= 0);
     char *buf = malloc((size_t)len + 1);
     ASSERT(buf != NULL);
-    ssize_t got = pread(fd, buf, (size_t)len, 0);
-    ASSERT(got >= 0);
+    rewind(captured);
+    size_t got = fread(buf, 1, (size_t)len, captured);
     buf[got] = 0;
     fclose(captured);
     captured = NULL;
+    return buf;
+}
+
+char *room_for_more(char *buf, size_t *cap, size_t len)
+{
+    if (buf != NULL && *cap - len >= 1024)
+        return buf;
+    *cap = *cap ? *cap * 2 : 4096;
+    buf = realloc(buf, *cap);
+    ASSERT(buf != NULL);
     return buf;
 }
 

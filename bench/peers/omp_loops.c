@@ -9,13 +9,11 @@
  * guided: chunks of at least 1 iteration). The loop body is the same inline
  * per-iteration code as the sequential loop's and clove's (bench/loops.h),
  * so with schedule(static) gcc vectorises (a) as it does the plain loop.
- *
- * OMP_WAIT_POLICY is left as the user has it (loops.c prints it).
+ * The team set-up is omp_peer.c's.
  */
 #include "../loops.h"
 
 #include <omp.h>
-#include <stdio.h>
 
 /* One function per (workload, schedule): the schedule clause must be
  * literal for gcc to inline static scheduling (schedule(runtime) would go
@@ -73,22 +71,4 @@ void omp_loops_c(int sched, unsigned threads, uint64_t *out, size_t n)
     case 1: c_dynamic(threads, out, n); break;
     default: c_guided(threads, out, n); break;
     }
-}
-
-unsigned omp_loops_setup(unsigned threads)
-{
-    /* The team must have exactly `threads` threads: no dynamic adjustment. */
-    omp_set_dynamic(0);
-    unsigned got = 0;
-#pragma omp parallel num_threads((int)threads) shared(got) default(none)
-#pragma omp single
-    got = (unsigned)omp_get_num_threads();
-    return got;
-}
-
-const char *omp_loops_version(void)
-{
-    static char buf[64];
-    snprintf(buf, sizeof buf, "OpenMP %d (_OPENMP)", (int)_OPENMP);
-    return buf;
 }

@@ -9,7 +9,7 @@
  * (fib: n < c; uts, nqueens: depth >= c) is the sequential kernel of rec.h.
  * No `if`/`final` clause: the cutoff is a plain branch. One parallel region
  * per run, one `single` thread starts the recursion, as in omp_tree_sum.c
- * (whose omp_peer_setup / omp_peer_version the harness uses).
+ * (the team set-up, omp_peer_setup, is omp_peer.c's).
  */
 #include "../rec.h"
 

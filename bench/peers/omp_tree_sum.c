@@ -8,15 +8,11 @@
  * then taskwait. No cutoff, no `final`/`if` clause: the point is the cost of
  * a fork at every node. One parallel region per run; its team is the run's
  * thread count; one thread (`single`) starts the recursion, the others take
- * tasks at the single's implicit barrier.
- *
- * OMP_WAIT_POLICY is left as the user has it (unset: libgomp spins a while,
- * then sleeps on a futex).
+ * tasks at the single's implicit barrier. The team set-up is omp_peer.c's.
  */
 #include "../tree.h"
 
 #include <omp.h>
-#include <stdio.h>
 
 static int64_t sum_omp(const node *n)
 {
@@ -44,22 +40,4 @@ __attribute__((noinline)) int64_t omp_tree_sum(const node *root, unsigned thread
 #pragma omp single
     result = sum_omp(root);
     return result;
-}
-
-unsigned omp_peer_setup(unsigned threads)
-{
-    /* The team must have exactly `threads` threads: no dynamic adjustment. */
-    omp_set_dynamic(0);
-    unsigned got = 0;
-#pragma omp parallel num_threads((int)threads) shared(got) default(none)
-#pragma omp single
-    got = (unsigned)omp_get_num_threads();
-    return got;
-}
-
-const char *omp_peer_version(void)
-{
-    static char buf[64];
-    snprintf(buf, sizeof buf, "OpenMP %d (_OPENMP)", (int)_OPENMP);
-    return buf;
 }

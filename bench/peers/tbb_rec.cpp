@@ -9,22 +9,16 @@
  * g.wait(). With cutoff 0 that happens at every fork point, the headline;
  * with cutoff c the recursion below it (fib: n < c; uts, nqueens: depth
  * >= c) is the sequential kernel of rec.h. One arena.execute per run, in
- * an arena made by tbb_peer_create (peers/tbb_tree_sum.cpp), which also
- * holds the process's global_control(max_allowed_parallelism).
+ * an arena made by tbb_peer_create (peers/tbb_peer.cpp), which also holds
+ * the process's global_controls (max_allowed_parallelism, and the worker
+ * stack size: uts is deep).
  */
 #include "../rec.h"
 
-#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 
-#include <cstdio>
-#include <exception>
-#include <memory>
-
 namespace {
-
-std::unique_ptr<tbb::global_control> stack_control;
 
 constexpr rec_result failed{UINT64_MAX, UINT64_MAX};
 
@@ -107,24 +101,6 @@ uint64_t nq_tbb(uint32_t all, uint32_t cols, uint32_t d1, uint32_t d2, unsigned 
 }
 
 } // namespace
-
-extern "C" int tbb_rec_stack(unsigned long bytes, char *err, unsigned errlen)
-{
-    try {
-        stack_control = std::make_unique<tbb::global_control>(
-            tbb::global_control::thread_stack_size, static_cast<size_t>(bytes));
-        return 0;
-    } catch (const std::exception &e) {
-        if (err && errlen)
-            std::snprintf(err, errlen, "%s", e.what());
-        return -1;
-    }
-}
-
-extern "C" void tbb_rec_fini(void)
-{
-    stack_control.reset();
-}
 
 extern "C" __attribute__((noinline)) rec_result tbb_rec_fib(void *arena, uint64_t n,
                                                              unsigned cutoff)

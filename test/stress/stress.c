@@ -46,7 +46,11 @@
 #include <unistd.h>
 
 #if defined(__GNUC__) || defined(__clang__)
+#if defined(__MINGW32__)
+#define SX_PRINTF(f, a) __attribute__((format(gnu_printf, f, a)))
+#else
 #define SX_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#endif
 #define SX_NORETURN __attribute__((noreturn))
 #else
 #define SX_PRINTF(f, a)
