@@ -21,7 +21,11 @@
  * Whether the upper half u ran on another worker or here changes nothing
  * in that expression: u is always a fresh accumulator, init-ed, and always
  * combined. The scheduling is clove's as everywhere: the upper half is an
- * ordinary fork, shared at a heartbeat if some worker is idle.
+ * ordinary fork, shared at a heartbeat if some worker is idle; and after
+ * the first block, if a worker is idle and the rest looks like more than
+ * an interval of work, the task answers as if a beat had come (as
+ * clove_for does after its first chunk), which changes where blocks run,
+ * never the expression.
  *
  * Accumulators. Up to 64 bytes they live in the splitting frame, and the
  * call allocates nothing. Larger ones come from one array allocated before
@@ -55,6 +59,7 @@ struct det_loop {
     size_t acc_size;
     void *ctx;
     size_t begin, end, grain;
+    size_t nblocks;
     unsigned char *slots; /* NULL when acc_size <= DET_SMALL_ACC */
     size_t stride;        /* bytes between slots: acc_size rounded up to
                            * max_align_t's alignment */
@@ -83,7 +88,21 @@ static void det_range(clove_task *t, const struct det_loop *loop, size_t b0, siz
     if (b1 - b0 == 1) {
         size_t lo = loop->begin + b0 * loop->grain;
         size_t hi = loop->end - lo > loop->grain ? lo + loop->grain : loop->end;
+        if (b0 != 0 || loop->nblocks < 2 || t->pool->nworkers == 0) {
+            loop->body(t, lo, hi, acc, loop->ctx);
+            return;
+        }
+        /* The first block: if workers are idle and the other blocks look
+         * like more than a heartbeat interval of work at its pace, do not
+         * wait for the heartbeat thread: answer as if a beat had come, so
+         * that the next fork shares the oldest part at once (as clove_for
+         * does after its first chunk). */
+        uint64_t t0 = clove__now_ns();
         loop->body(t, lo, hi, acc, loop->ctx);
+        uint64_t dt = clove__now_ns() - t0;
+        if (atomic_load_explicit(&t->pool->idle_count, memory_order_relaxed) != 0 &&
+            (double)dt * (double)(loop->nblocks - 1) > (double)t->pool->heartbeat_us * 1000.0)
+            atomic_store_explicit(&t->heartbeat, CLOVE__HB_BEAT, memory_order_relaxed);
         return;
     }
     size_t m = b0 + (b1 - b0) / 2;
@@ -119,7 +138,8 @@ int clove_reduce_deterministic(clove_task *t, size_t begin, size_t end, size_t g
     if (grain == 0)
         grain = default_grain(n);
     size_t blocks = n / grain + (n % grain != 0);
-    struct det_loop loop = {body, init, combine, acc_size, ctx, begin, end, grain, NULL, 0};
+    struct det_loop loop = {body, init, combine, acc_size, ctx, begin, end, grain, blocks,
+                            NULL, 0};
     if (acc_size > DET_SMALL_ACC && blocks > 1) {
         size_t align = _Alignof(max_align_t);
         if (acc_size > SIZE_MAX - align)
