@@ -10,6 +10,8 @@
  *             levels deep, which no forking version can do)
  *   clove     clove_fork_value(fib(n-2)), fib(n-1) in place,
  *             clove_join_value at every call with n >= 2: no cutoff
+ *   typed     (--impl typed) the same as a typed task: CLOVE_TASK,
+ *             CLOVE_FORK, CLOVE_JOIN
  *   omp, tbb  (--peers) an OpenMP task / oneTBB task_group run for fib(n-2)
  *             at every call with n >= 2: no cutoff either
  *   omp_cutoff, tbb_cutoff  (--cutoff) the same, but calls with n below the
@@ -56,6 +58,19 @@ static uint64_t fib_clove(clove_task *t, unsigned n)
     return a + (uint64_t)b;
 }
 
+/* The same as a typed task. */
+static uint64_t fib_typed(clove_task *t, unsigned n);
+CLOVE_TASK(uint64_t, fib_typed, unsigned);
+
+static uint64_t fib_typed(clove_task *t, unsigned n)
+{
+    if (n < 2)
+        return n;
+    CLOVE_FORK(t, fib_typed, b, n - 2);
+    uint64_t a = fib_typed(t, n - 1);
+    return a + CLOVE_JOIN(t, b);
+}
+
 /* Timed entry points are noinline (as in tree_sum, for callgrind). */
 __attribute__((noinline)) static rec_result run_baseline(uint64_t n)
 {
@@ -70,6 +85,16 @@ __attribute__((noinline)) static rec_result run_clove(clove_pool *pool, uint64_t
         exit(2);
     }
     return (rec_result){ a.result, 0 };
+}
+
+__attribute__((noinline)) static rec_result run_typed(clove_pool *pool, uint64_t n)
+{
+    uint64_t r = 0;
+    if (CLOVE_POOL_RUN(pool, fib_typed, &r, (unsigned)n) != 0) {
+        fputs("fib: clove_pool_run failed\n", stderr);
+        exit(2);
+    }
+    return (rec_result){ r, 0 };
 }
 
 static void prepare(uint64_t n, rec_result *expect, double *units)
@@ -105,6 +130,7 @@ int main(int argc, char **argv)
         .prepare = prepare,
         .baseline = run_baseline,
         .clove = run_clove,
+        .clove_typed = run_typed,
 #ifdef CLOVE_BENCH_OPENMP
         .omp = omp_rec_fib,
 #endif

@@ -34,7 +34,7 @@
 /* Repeatable options (-n, -t) take at most this many values. */
 #define BENCH_MAX_LIST 32
 /* Implementations in one table; configurations in one set. */
-#define BENCH_MAX_IMPL 12
+#define BENCH_MAX_IMPL 16
 #define BENCH_MAX_CFG (2 + BENCH_MAX_IMPL * BENCH_MAX_LIST)
 
 /* ------------------------------------------------------------------------ */

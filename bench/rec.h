@@ -162,6 +162,8 @@ typedef struct rec_workload {
     void (*prepare)(uint64_t n, rec_result *expect, double *units);
     rec_result (*baseline)(uint64_t n);
     rec_result (*clove)(clove_pool *pool, uint64_t n);
+    /* The same written as a typed task (CLOVE_TASK); NULL: none. */
+    rec_result (*clove_typed)(clove_pool *pool, uint64_t n);
     rec_result (*omp)(uint64_t n, unsigned threads, unsigned cutoff);
     rec_result (*tbb)(void *arena, uint64_t n, unsigned cutoff);
 } rec_workload;

@@ -24,9 +24,12 @@
 #include <time.h>
 #include <unistd.h>
 
-enum impl { IMPL_BASELINE, IMPL_CLOVE, IMPL_OMP, IMPL_TBB, IMPL_OMP_CUT, IMPL_TBB_CUT, NIMPL };
+enum impl {
+    IMPL_BASELINE, IMPL_CLOVE, IMPL_TYPED, IMPL_OMP, IMPL_TBB, IMPL_OMP_CUT, IMPL_TBB_CUT, NIMPL
+};
 static const bench_impl impls[NIMPL] = {
     { "baseline", BENCH_BASELINE, 1 }, { "clove", BENCH_CLOVE, 0 },
+    { "typed", BENCH_CLOVE, 0 },
     { "omp", BENCH_OMP, 0 },           { "tbb", BENCH_TBB, 0 },
     { "omp_cutoff", BENCH_OMP, 0 },    { "tbb_cutoff", BENCH_TBB, 0 },
 };
@@ -46,6 +49,7 @@ static rec_result run_once(const bench_config *c, uint64_t n)
     switch (c->impl) {
     case IMPL_BASELINE: return W->baseline(n);
     case IMPL_CLOVE: return W->clove(c->pool, n);
+    case IMPL_TYPED: return W->clove_typed(c->pool, n);
 #ifdef CLOVE_BENCH_OPENMP
     case IMPL_OMP: return W->omp(n, c->threads, 0);
     case IMPL_OMP_CUT: return W->omp(n, c->threads, cutoff);
@@ -110,7 +114,8 @@ static void usage(void)
             "       [--batch B] [--min-time S] [--peer-time S] [--peer-reps P]\n"
             "       [--warmup W] [--heartbeat US] [--csv FILE] [--raw FILE] [--quick]\n"
             "  %s\n"
-            "  IMPL is baseline, clove, omp, tbb, omp_cutoff or tbb_cutoff\n"
+            "  IMPL is baseline, clove, typed (a typed task, CLOVE_TASK: fib only),\n"
+            "  omp, tbb, omp_cutoff or tbb_cutoff\n"
             "  -n N          size (repeatable; default %" PRIu64 ", --quick %" PRIu64
             ", %" PRIu64 "..%" PRIu64 ")\n"
             "  -t THREADS    clove / peer thread count (repeatable; default 1 and 2)\n"
@@ -169,6 +174,7 @@ int rec_main(const rec_workload *w, int argc, char **argv)
     size_t nsizes = 0;
     bench_opts o;
     bench_opts_init(&o, impls, NIMPL, BENCH_OPT_BATCH | BENCH_OPT_WARMUP | BENCH_OPT_IMPL);
+    o.want[IMPL_TYPED] = false; /* only when asked for: --impl typed */
     cutoff = w->default_cutoff;
 
     for (bench_args a = { argc, argv, 1, usage }; a.i < argc; a.i++) {
@@ -190,6 +196,11 @@ int rec_main(const rec_workload *w, int argc, char **argv)
     if (!nsizes) sizes[nsizes++] = o.quick ? w->quick_n : w->default_n;
     if (!o.nthreads) { o.threads[o.nthreads++] = 1; o.threads[o.nthreads++] = 2; }
     bench_apply_only(&o);
+    if (!w->clove_typed && o.want[IMPL_TYPED]) {
+        if (o.named[IMPL_TYPED])
+            bench_die("%s", "typed: this workload has no typed-task form");
+        o.want[IMPL_TYPED] = false;
+    }
 
     if (o.want[IMPL_OMP] || o.want[IMPL_OMP_CUT])
         maybe_reexec(argv); /* before any output: it starts the program again */

@@ -135,3 +135,62 @@ static int64_t FORM(tree_sum_join2)(clove_task *t, const node *n)
         s += FORM(tree_sum_join2)(t, n->right);
     return s;
 }
+
+static int64_t FORM(tree_sum_current)(const node *n);
+
+static int64_t FORM(current_job)(clove_task *t, void *n)
+{
+    (void)t;
+    return FORM(tree_sum_current)(n);
+}
+
+static int64_t FORM(tree_sum_current)(const node *n)
+{
+    int64_t s = n->value;
+    if (n->left && n->right) {
+        clove_task *t = clove_current();
+        clove_future f;
+        int64_t r;
+        clove_fork_value(t, &f, FORM(current_job), (void *)n->right);
+        s += FORM(tree_sum_current)(n->left);
+        if (!clove_join_value(t, &f, &r))
+            r = FORM(tree_sum_current)(n->right);
+        return s + r;
+    }
+    if (n->left)
+        s += FORM(tree_sum_current)(n->left);
+    if (n->right)
+        s += FORM(tree_sum_current)(n->right);
+    return s;
+}
+
+void FORM(tree_sum_current_job)(clove_task *t, void *p)
+{
+    struct tree_sum_arg *a = p;
+    (void)t;
+    a->result = FORM(tree_sum_current)(a->n);
+}
+
+int64_t FORM(tree_sum_typed)(clove_task *t, const node *n);
+CLOVE_TASK(int64_t, FORM(tree_sum_typed), const node *);
+
+int64_t FORM(tree_sum_typed)(clove_task *t, const node *n)
+{
+    int64_t s = n->value;
+    if (n->left && n->right) {
+        CLOVE_FORK(t, FORM(tree_sum_typed), right, n->right);
+        s += FORM(tree_sum_typed)(t, n->left);
+        return s + CLOVE_JOIN(t, right);
+    }
+    if (n->left)
+        s += FORM(tree_sum_typed)(t, n->left);
+    if (n->right)
+        s += FORM(tree_sum_typed)(t, n->right);
+    return s;
+}
+
+void FORM(tree_sum_typed_job)(clove_task *t, void *p)
+{
+    struct tree_sum_arg *a = p;
+    a->result = FORM(tree_sum_typed)(t, a->n);
+}

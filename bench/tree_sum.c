@@ -20,9 +20,12 @@
  *   args-in   the same, the fallback call inside the argument block's scope
  *             (tree_forms.c: the compiler cannot make it a loop)
  *   join2     the same with clove_join2 over two argument blocks
- *   clove-dbg, args-dbg, join2-dbg  the same source built without NDEBUG
- *             (CLOVE_DEBUG on, as in a user's default build); --forms
- *             includes these six
+ *   current   the value form without a task parameter: every level asks
+ *             clove_current() for its task
+ *   typed     a typed task (CLOVE_TASK / CLOVE_FORK / CLOVE_JOIN)
+ *   clove-dbg, args-dbg, join2-dbg, typed-dbg  the same source built
+ *             without NDEBUG (CLOVE_DEBUG on, as in a user's default
+ *             build); --forms includes every form but clove
  *   omp, tbb  optional peers (bench/peers/, --peers): the same fork at every
  *             node with OpenMP tasks (libgomp) and oneTBB task_group; built
  *             only when CMake finds OpenMP / TBBConfig.cmake. Their samples
@@ -113,24 +116,27 @@ __attribute__((noinline)) static int64_t run_clove(clove_pool *pool, clove_fn *j
 
 enum impl {
     IMPL_BASELINE, IMPL_SPLIT,
-    IMPL_CLOVE, IMPL_ARGS, IMPL_ARGS_IN, IMPL_JOIN2, IMPL_CLOVE_DBG, IMPL_ARGS_DBG,
-    IMPL_JOIN2_DBG,
+    IMPL_CLOVE, IMPL_ARGS, IMPL_ARGS_IN, IMPL_JOIN2, IMPL_CURRENT, IMPL_TYPED, IMPL_CLOVE_DBG,
+    IMPL_ARGS_DBG, IMPL_JOIN2_DBG, IMPL_TYPED_DBG,
     IMPL_OMP, IMPL_TBB, NIMPL
 };
 static const bench_impl impls[NIMPL] = {
     { "baseline", BENCH_BASELINE, 1 }, { "split", BENCH_OTHER, 2 },
     { "clove", BENCH_CLOVE, 0 },       { "args", BENCH_CLOVE, 0 },
     { "args-in", BENCH_CLOVE, 0 },     { "join2", BENCH_CLOVE, 0 },
+    { "current", BENCH_CLOVE, 0 },     { "typed", BENCH_CLOVE, 0 },
     { "clove-dbg", BENCH_CLOVE, 0 },   { "args-dbg", BENCH_CLOVE, 0 },
-    { "join2-dbg", BENCH_CLOVE, 0 },   { "omp", BENCH_OMP, 0 },
-    { "tbb", BENCH_TBB, 0 },
+    { "join2-dbg", BENCH_CLOVE, 0 },   { "typed-dbg", BENCH_CLOVE, 0 },
+    { "omp", BENCH_OMP, 0 },           { "tbb", BENCH_TBB, 0 },
 };
 /* The job each of clove's forms runs over the whole tree (tree_forms.c). */
 static clove_fn *const impl_job[NIMPL] = {
     [IMPL_CLOVE] = tree_sum_job,         [IMPL_ARGS] = tree_sum_args_job,
     [IMPL_ARGS_IN] = tree_sum_args_in_job,
-    [IMPL_JOIN2] = tree_sum_join2_job,   [IMPL_CLOVE_DBG] = tree_sum_job_dbg,
+    [IMPL_JOIN2] = tree_sum_join2_job,   [IMPL_CURRENT] = tree_sum_current_job,
+    [IMPL_TYPED] = tree_sum_typed_job,   [IMPL_CLOVE_DBG] = tree_sum_job_dbg,
     [IMPL_ARGS_DBG] = tree_sum_args_job_dbg, [IMPL_JOIN2_DBG] = tree_sum_join2_job_dbg,
+    [IMPL_TYPED_DBG] = tree_sum_typed_job_dbg,
 };
 
 /* What a sample runs on: the tree of one size. */
@@ -146,7 +152,8 @@ static int64_t run_once(const bench_config *c, const node *root)
     case IMPL_BASELINE: return run_baseline(root);
     case IMPL_SPLIT: return run_split(root);
     case IMPL_CLOVE: case IMPL_ARGS: case IMPL_ARGS_IN: case IMPL_JOIN2:
-    case IMPL_CLOVE_DBG: case IMPL_ARGS_DBG: case IMPL_JOIN2_DBG:
+    case IMPL_CURRENT: case IMPL_TYPED:
+    case IMPL_CLOVE_DBG: case IMPL_ARGS_DBG: case IMPL_JOIN2_DBG: case IMPL_TYPED_DBG:
         return run_clove(c->pool, impl_job[c->impl], root);
 #ifdef CLOVE_BENCH_OPENMP
     case IMPL_OMP: return omp_tree_sum(root, c->threads);
@@ -197,8 +204,10 @@ static void usage(void)
           "                [--csv FILE] [--raw FILE] [--quick]\n"
           "  IMPL is baseline, split, clove (clove_fork_value), args (clove_fork\n"
           "  with an argument block), args-in (the fallback call inside the\n"
-          "  block), join2 (clove_join2), clove-dbg, args-dbg, join2-dbg (the\n"
-          "  same built without NDEBUG), omp (OpenMP tasks) or tbb (oneTBB)\n"
+          "  block), join2 (clove_join2), current (the value form, its task from\n"
+          "  clove_current() at every level), typed (CLOVE_TASK), clove-dbg,\n"
+          "  args-dbg, join2-dbg, typed-dbg (the same built without NDEBUG), omp\n"
+          "  (OpenMP tasks) or tbb (oneTBB)\n"
           "  -n NODES      tree size (repeatable; default 10000000)\n"
           "  -t THREADS    clove / peer thread count (repeatable; default 1 and 2)\n"
           "  --baseline    include the sequential baseline\n"
@@ -206,7 +215,8 @@ static void usage(void)
           "  --split-min NODES  but not for trees smaller than this (there it\n"
           "                times pthread_create, ~50 us, and disturbs the\n"
           "                samples after it)\n"
-          "  --forms       include args, args-in, join2 and the three -dbg forms\n"
+          "  --forms       include args, args-in, join2, current, typed and the\n"
+          "                -dbg forms\n"
           "  --peers       include every peer runtime this binary was built with\n"
           "                (a peer that was not built is reported, not run)\n"
           "  --impl IMPL   include this implementation (repeatable; clove is\n"
@@ -239,7 +249,7 @@ int main(int argc, char **argv)
     unsigned long split_min = 0; /* --split-min: no split below this size */
     bench_opts o;
     bench_opts_init(&o, impls, NIMPL, BENCH_OPT_BATCH | BENCH_OPT_WARMUP | BENCH_OPT_IMPL);
-    for (int k = IMPL_ARGS; k <= IMPL_JOIN2_DBG; k++) /* clove's other forms: --forms */
+    for (int k = IMPL_ARGS; k <= IMPL_TYPED_DBG; k++) /* clove's other forms: --forms */
         o.want[k] = false;
 
     for (bench_args a = { argc, argv, 1, usage }; a.i < argc; a.i++) {
@@ -253,7 +263,7 @@ int main(int argc, char **argv)
         } else if (bench_is(&a, "--split-min")) {
             split_min = bench_parse_ul("--split-min", bench_value(&a), 1ul << 40);
         } else if (bench_is(&a, "--forms")) {
-            for (int k = IMPL_ARGS; k <= IMPL_JOIN2_DBG; k++)
+            for (int k = IMPL_ARGS; k <= IMPL_TYPED_DBG; k++)
                 o.want[k] = true;
         } else if (bench_is(&a, "--peers")) {
             o.want[IMPL_OMP] = o.want[IMPL_TBB] = true;

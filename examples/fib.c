@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fib.c - naive recursive Fibonacci with clove_join2.
+ * fib.c - naive recursive Fibonacci as a typed task (CLOVE_TASK).
  *
  * Every call forks, all the way down to fib(1): there is no cutoff and no
  * grain size. A fork that nobody takes costs about as much as a function
@@ -16,29 +16,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Argument and result of one call, kept in the caller's frame. */
-struct fib_arg {
-    unsigned n;
-    uint64_t result;
-};
-
-static void fib_job(clove_task *t, void *p);
+static uint64_t fib(clove_task *t, unsigned n);
+CLOVE_TASK(uint64_t, fib, unsigned); /* fib can be forked */
 
 static uint64_t fib(clove_task *t, unsigned n)
 {
     if (n < 2)
         return n;
-    struct fib_arg a = {n - 1, 0}, b = {n - 2, 0};
-    /* Runs fib(n-1) here and offers fib(n-2) to other workers; returns when
-     * both are done, wherever they ran. */
-    clove_join2(t, fib_job, &a, fib_job, &b);
-    return a.result + b.result;
-}
-
-static void fib_job(clove_task *t, void *p)
-{
-    struct fib_arg *a = p;
-    a->result = fib(t, a->n);
+    CLOVE_FORK(t, fib, b, n - 2); /* offer fib(n-2) to other workers */
+    uint64_t a = fib(t, n - 1);   /* compute fib(n-1) here */
+    return a + CLOVE_JOIN(t, b);  /* fib(n-2): from the worker that ran it,
+                                   * or computed here now if nobody did */
 }
 
 static uint64_t fib_iter(unsigned n)
@@ -65,13 +53,14 @@ int main(int argc, char **argv)
     if (rc != 0)
         return fprintf(stderr, "clove_pool_create: error %d\n", rc), 2;
 
-    /* clove_pool_run makes this thread a worker and calls fib_job on it. */
-    struct fib_arg top = {n, 0};
-    clove_pool_run(pool, fib_job, &top);
+    /* clove_pool_run, through CLOVE_POOL_RUN: this thread becomes a worker
+     * and computes fib(n) into r. */
+    uint64_t r = 0;
+    CLOVE_POOL_RUN(pool, fib, &r, n);
 
     uint64_t want = fib_iter(n);
-    printf("fib(%u) = %" PRIu64 " on %u threads (%s)\n", n, top.result,
-           clove_pool_threads(pool), top.result == want ? "ok" : "WRONG");
+    printf("fib(%u) = %" PRIu64 " on %u threads (%s)\n", n, r, clove_pool_threads(pool),
+           r == want ? "ok" : "WRONG");
     clove_pool_destroy(pool);
-    return top.result == want ? 0 : 1;
+    return r == want ? 0 : 1;
 }

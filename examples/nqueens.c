@@ -7,9 +7,10 @@
  * diagonals) for the next row. The free squares of that row are the
  * branches. Instead of a loop over them with one future per square, the
  * set of branches is split in two: the lowest free square is explored
- * here and the set of all the others is forked. So every branch of the
- * search tree is a fork, with one future per stack frame, and the
- * heartbeat decides which of them actually run elsewhere: no cutoff depth.
+ * here and the set of all the others is forked, a typed task (CLOVE_TASK)
+ * of the five masks. So every branch of the search tree is a fork, with
+ * one future per stack frame, and the heartbeat decides which of them
+ * actually run elsewhere: no cutoff depth.
  *
  * The counts for every board size from 1 to n are checked against the
  * known values (OEIS A000170).
@@ -28,54 +29,28 @@ static const uint64_t known[] = {
 };
 #define MAX_N (sizeof known / sizeof known[0] - 1)
 
-/* One node of the search: queens already placed and what they attack in
- * the next row, plus the squares of that row still to try (branches). */
-struct node {
-    uint32_t all;      /* n one-bits: the columns of the board */
-    uint32_t cols;     /* columns taken */
-    uint32_t left;     /* attacked through a down-left diagonal */
-    uint32_t right;    /* attacked through a down-right diagonal */
-    uint32_t branches; /* free squares of this row not yet explored */
-    uint64_t count;    /* result: solutions below these branches */
-};
+/* Solutions reachable through the squares in `branches` of the next
+ * row, below queens that occupy the columns `cols` and attack `left` and
+ * `right` in that row through the two diagonals (all: n one-bits, the
+ * columns of the board). */
+static uint64_t explore(clove_task *t, uint32_t all, uint32_t cols, uint32_t left,
+                        uint32_t right, uint32_t branches);
+CLOVE_TASK(uint64_t, explore, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t);
 
-static void branches_job(clove_task *t, void *p);
-
-/* Solutions reachable through the squares in nd->branches. */
-static uint64_t explore(clove_task *t, const struct node *nd)
+static uint64_t explore(clove_task *t, uint32_t all, uint32_t cols, uint32_t left,
+                        uint32_t right, uint32_t branches)
 {
-    if (nd->cols == nd->all) /* a queen on every row: one solution */
+    if (cols == all) /* a queen on every row: one solution */
         return 1;
-    if (nd->branches == 0)
+    if (branches == 0)
         return 0;
-    uint32_t bit = nd->branches & -nd->branches; /* lowest free square */
-
+    uint32_t bit = branches & -branches; /* lowest free square */
     /* Fork: every other square of this row. */
-    struct node rest = *nd;
-    rest.branches &= ~bit;
-    rest.count = 0;
-    clove_future f;
-    clove_fork(t, &f, branches_job, &rest);
-
+    CLOVE_FORK(t, explore, rest, all, cols, left, right, branches & ~bit);
     /* Here: put a queen on `bit` and go one row down. */
-    struct node child = {
-        .all = nd->all,
-        .cols = nd->cols | bit,
-        .left = ((nd->left | bit) << 1) & nd->all,
-        .right = (nd->right | bit) >> 1,
-    };
-    child.branches = ~(child.cols | child.left | child.right) & nd->all;
-    uint64_t count = explore(t, &child);
-
-    if (!clove_join(t, &f)) /* nobody took the other squares */
-        rest.count = explore(t, &rest);
-    return count + rest.count;
-}
-
-static void branches_job(clove_task *t, void *p)
-{
-    struct node *nd = p;
-    nd->count = explore(t, nd);
+    uint32_t c = cols | bit, l = ((left | bit) << 1) & all, r = (right | bit) >> 1;
+    uint64_t count = explore(t, all, c, l, r, ~(c | l | r) & all);
+    return count + CLOVE_JOIN(t, rest); /* the other squares' count */
 }
 
 int main(int argc, char **argv)
@@ -94,14 +69,13 @@ int main(int argc, char **argv)
     int ok = 1;
     for (unsigned size = 1; size <= n; size++) {
         uint32_t all = (uint32_t)((1u << size) - 1);
-        struct node root = {.all = all, .branches = all};
-        clove_pool_run(pool, branches_job, &root); /* this thread joins in */
-        int good = root.count == known[size];
+        uint64_t count = 0; /* this thread joins in: */
+        CLOVE_POOL_RUN(pool, explore, &count, all, 0, 0, 0, all);
+        int good = count == known[size];
         ok &= good;
         if (!good || size == n)
-            printf("nqueens(%u) = %" PRIu64 " on %u threads (%s)\n", size,
-                   root.count, clove_pool_threads(pool),
-                   good ? "ok" : "WRONG");
+            printf("nqueens(%u) = %" PRIu64 " on %u threads (%s)\n", size, count,
+                   clove_pool_threads(pool), good ? "ok" : "WRONG");
     }
     if (ok && n > 1)
         printf("nqueens: sizes 1 .. %u all match the known counts\n", n);

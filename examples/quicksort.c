@@ -14,14 +14,7 @@
 #include <string.h>
 
 static void sort(clove_task *t, uint64_t *a, size_t n);
-
-struct sort_arg { uint64_t *a; size_t n; }; /* a job's argument */
-
-static void sort_job(clove_task *t, void *p)
-{
-    struct sort_arg *s = p;
-    sort(t, s->a, s->n);
-}
+CLOVE_VOID_TASK(sort, uint64_t *, size_t); /* sort can be forked */
 
 /* Hoare partition around the value of the middle element. Returns m with
  * 0 < m < n such that every key in a[0, m) <= every key in a[m, n). */
@@ -47,15 +40,9 @@ static void sort(clove_task *t, uint64_t *a, size_t n)
     if (n < 2)
         return;
     size_t m = partition(a, n);
-    {
-        struct sort_arg upper = {a + m, n - m};
-        clove_future f;
-        clove_fork(t, &f, sort_job, &upper); /* offer the upper part */
-        sort(t, a, m);                       /* sort the lower part here */
-        if (clove_join(t, &f))               /* it was sorted elsewhere */
-            return;
-    }
-    sort(t, a + m, n - m); /* nobody took the upper part: a tail call */
+    CLOVE_FORK(t, sort, upper, a + m, n - m); /* offer the upper part */
+    sort(t, a, m);                            /* sort the lower part here */
+    CLOVE_JOIN(t, upper); /* sorted elsewhere, or here now if nobody took it */
 }
 
 static int cmp_u64(const void *x, const void *y) /* for qsort */
@@ -89,8 +76,7 @@ int main(int argc, char **argv)
     int rc = clove_pool_create(&pool, &cfg);
     if (rc != 0)
         return fprintf(stderr, "clove_pool_create: error %d\n", rc), 2;
-    struct sort_arg top = {a, n};
-    clove_pool_run(pool, sort_job, &top);
+    CLOVE_POOL_RUN(pool, sort, a, n);
 
     qsort(b, n, sizeof *b, cmp_u64);
     int ok = n == 0 || memcmp(a, b, n * sizeof *a) == 0;

@@ -125,6 +125,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 #include <atomic>
@@ -273,6 +274,30 @@ CLOVE_API void clove_pool_destroy(clove_pool *pool);
  * thread's next clove_pool_run aborts with a message). See docs/api.md. */
 CLOVE_API int clove_pool_run(clove_pool *pool, clove_fn *fn, void *arg);
 
+/* The calling thread's task while it runs inside clove_pool_run or
+ * clove_run (in fn, a job, a loop body, a spawned job: whatever pool),
+ * else NULL. Inside a nested clove_pool_run of another pool it is that
+ * run's task until the run returns. One thread-local load (inline below),
+ * cheap enough for every level of a recursion, so that code without a task
+ * parameter (a callback whose signature is not yours) can fork:
+ *     clove_task *t = clove_current();  ... clove_fork_value(t, ...)
+ * A task obtained this way has the lifetime and rules of a received one. */
+static inline clove_task *clove_current(void);
+
+/* Run fn(t, arg) on the process's default pool, created on first use
+ * (clove_pool_create with all defaults: threads from CLOVE_THREADS, else
+ * the CPUs of the affinity mask; thread-safe) and destroyed at exit.
+ * Called while the thread already runs a task (clove_current() is not
+ * NULL), of any pool, it calls fn on that task, as a nested
+ * clove_pool_run does: the work stays on the pool it is part of. Any
+ * number of threads may call it at once. Returns 0 after fn returned, or
+ * without calling fn: EINVAL (fn NULL, or a refused CLOVE_THREADS),
+ * ENOMEM or EAGAIN (the pool could not be created; the next call tries
+ * again), or clove_pool_run's errors. After fork() the child gets a fresh
+ * default pool at its first clove_run; once exit() has begun, a clove_run
+ * runs fn on a one-thread pool of its own (see docs/api.md). */
+CLOVE_API int clove_run(clove_fn *fn, void *arg);
+
 /* Workers of the pool including the calling thread (config.threads after
  * defaults were applied). */
 CLOVE_API unsigned clove_pool_threads(const clove_pool *pool);
@@ -368,6 +393,26 @@ CLOVE_API int clove_reduce(clove_task *t, size_t begin, size_t end, void *acc,
                            clove_reduce_fn *body, clove_combine_fn *combine,
                            void *ctx);
 
+/* The same reduction with a result that depends only on begin, end, grain
+ * and the starting *acc, never on the thread count or the timing (a
+ * floating-point sum gives the same bits every run; oneTBB's
+ * parallel_deterministic_reduce). [begin, end) is cut into blocks of grain
+ * iterations (the last one shorter; grain 0 = max(2048, ceil(n / 4096)) for
+ * n = end - begin, at most 4096 blocks). Each block is folded by one body
+ * call; the blocks are combined in a fixed binary tree (halving the list of
+ * blocks, the lower half the smaller), left then right: the first block
+ * folds into *acc, every other subtree into a fresh accumulator (init),
+ * then combined. So init and combine run once per block but the first,
+ * wherever the work ran; the blocks run in parallel when heartbeats find
+ * idle workers. Accumulators up to 64 bytes live on the stack; larger ones
+ * in one array of (blocks - 1) accumulators allocated before any call,
+ * each aligned for max_align_t. Returns 0, EINVAL (as clove_reduce), or
+ * ENOMEM (that array could not be allocated; nothing was called). */
+CLOVE_API int clove_reduce_deterministic(clove_task *t, size_t begin, size_t end, size_t grain,
+                                         void *acc, size_t acc_size, clove_init_fn *init,
+                                         clove_reduce_fn *body, clove_combine_fn *combine,
+                                         void *ctx);
+
 /* ------------------------------------------------------------------------ */
 /* Scopes                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -393,6 +438,53 @@ CLOVE_API void clove_scope_run(clove_task *t, clove_scope_fn *fn, void *arg);
  * and only during the call that received it (checked when CLOVE_DEBUG,
  * and the "after return" case always). */
 CLOVE_API void clove_spawn(clove_task *t, clove_scope *s, clove_scope_fn *job, void *arg);
+
+/* ------------------------------------------------------------------------ */
+/* Cancellation                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* A cancellation token: one flag, shared by everything that works on one
+ * question (a search, a branch-and-bound), however it is split into loops,
+ * scopes and forks. Initialise with CLOVE_CANCEL_INIT or
+ * clove_cancel_init; request with clove_cancel_request from any thread;
+ * poll with clove_cancelled (one relaxed load: cheap enough for an inner
+ * loop). Cancelling is one way: a token stays requested until it is
+ * initialised again, which must not happen while anything uses it. */
+typedef struct clove_cancel {
+    CLOVE__ATOMIC_U32 requested; /* private: 0, or 1 once requested */
+} clove_cancel;
+#define CLOVE_CANCEL_INIT {0}
+
+static inline void clove_cancel_init(clove_cancel *c);
+/* Request: everything checking c from now on sees it (a store that
+ * releases what the caller wrote before, such as the answer found, to a
+ * thread that sees the request). */
+static inline void clove_cancel_request(clove_cancel *c);
+/* Whether c was requested (relaxed: a request may become visible a
+ * little later on another thread; the library's own checks and the
+ * joins that follow them order everything that matters). */
+static inline bool clove_cancelled(const clove_cancel *c);
+
+/* clove_for with a token: before each chunk (and each range a split
+ * handed to another worker) the loop checks c and, once it is requested,
+ * starts no more iterations; a running body may poll clove_cancelled(c)
+ * itself to stop early. Unlike clove_for, a pool of one thread also runs
+ * the range in chunks (paced like the split loop's, about an eighth of a
+ * heartbeat interval each) so that the check happens. Returns 0 when c was
+ * not requested by the time every started chunk finished (every iteration
+ * ran), ECANCELED when it was (some may not have run; each ran at most
+ * once), EINVAL when t or body is NULL (c NULL: the plain clove_for,
+ * never ECANCELED). */
+CLOVE_API int clove_for_cancel(clove_task *t, size_t begin, size_t end, clove_range_fn *body,
+                               void *ctx, clove_cancel *c);
+
+/* clove_scope_run with a token: a spawned job that has not started when c
+ * is requested never starts (clove_spawn still accepts it, and drops it),
+ * so cancelling from fn before it returns runs none of its spawns. fn is
+ * not called at all if c is already requested. Returns 0 or ECANCELED as
+ * clove_for_cancel (EINVAL: t or fn NULL; c NULL: clove_scope_run). */
+CLOVE_API int clove_scope_run_cancel(clove_task *t, clove_scope_fn *fn, void *arg,
+                                     clove_cancel *c);
 
 /* ------------------------------------------------------------------------ */
 /* Sorting                                                                  */
@@ -498,6 +590,25 @@ static inline unsigned clove_worker_index(const clove_task *t)
     return t->index;
 }
 
+/* The calling thread's current task (clove_current), as clove_pool_run
+ * sets it. Exported from the library as a thread-local, so that
+ * clove_current() is one load: in an executable (PIE or not) the compiler
+ * reaches it through the initial-exec model, at a fixed offset from the
+ * thread pointer, which a static link resolves to a constant and a
+ * dynamic one to a GOT entry filled at load time (libclove.so is then
+ * loaded at start-up, where its TLS block is static); from a shared
+ * object it uses the general-dynamic model (__tls_get_addr), which also
+ * works when libclove.so is loaded with dlopen. Compilers without
+ * __thread or C11 _Thread_local call the library instead. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CLOVE__THREAD_LOCAL __thread
+#elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define CLOVE__THREAD_LOCAL _Thread_local
+#endif
+#ifdef CLOVE__THREAD_LOCAL
+extern CLOVE_API CLOVE__THREAD_LOCAL clove_task *clove__current_task;
+#endif
+
 
 /* Cold, out-of-line parts called by the inline code below. */
 CLOVE_API void clove__heartbeat_slow(clove_task *t);
@@ -507,6 +618,36 @@ CLOVE_API void clove__debug_fork(clove_task *t, bool null_future, struct clove__
 CLOVE_API void clove__debug_join(clove_task *t, bool null_future, struct clove__job *job,
                                  bool value);
 CLOVE_API clove_task *clove__current(void);
+
+static inline clove_task *clove_current(void)
+{
+#ifdef CLOVE__THREAD_LOCAL
+    return clove__current_task;
+#else
+    return clove__current();
+#endif
+}
+
+#ifdef __cplusplus
+#define clove__store_release(p, v) ((p)->store((v), std::memory_order_release))
+#else
+#define clove__store_release(p, v) atomic_store_explicit((p), (v), memory_order_release)
+#endif
+
+static inline void clove_cancel_init(clove_cancel *c)
+{
+    clove__store_release(&c->requested, 0u);
+}
+
+static inline void clove_cancel_request(clove_cancel *c)
+{
+    clove__store_release(&c->requested, 1u);
+}
+
+static inline bool clove_cancelled(const clove_cancel *c)
+{
+    return clove__load_relaxed(&c->requested) != 0;
+}
 
 #if defined(__GNUC__) || defined(__clang__)
 /* Inlined even at -O0, so that debug builds report the user's call site
@@ -785,6 +926,288 @@ CLOVE__INLINE void clove_join2(clove_task *t, clove_fn *a, void *a_arg,
 #if CLOVE_DEBUG && defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+
+/* ------------------------------------------------------------------------ */
+/* Typed tasks                                                               */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A typed task is an ordinary function whose first parameter is the task,
+ * followed by 1 to 6 typed arguments, declared as a task in one line:
+ *
+ *     static int64_t fib(clove_task *t, int n);
+ *     CLOVE_TASK(int64_t, fib, int);
+ *
+ *     static int64_t fib(clove_task *t, int n)
+ *     {
+ *         if (n < 2)
+ *             return n;
+ *         CLOVE_FORK(t, fib, b, n - 2);    // b: fib(t, n - 2), maybe elsewhere
+ *         int64_t a = fib(t, n - 1);      // the other half, here
+ *         return a + CLOVE_JOIN(t, b);    // b's result, computed here if
+ *     }                                   // nobody took it
+ *
+ * CLOVE_TASK(R, name, T1, ..., Tk) declares the task `name` of a function
+ *     R name(clove_task *, T1, ..., Tk) declared before it (k = 1 .. 6; R
+ *     any complete object type: CLOVE_VOID_TASK(name, T1, ..., Tk) for one
+ *     that returns void). It defines, with internal linkage, the job that
+ *     runs it elsewhere and the inline fork and join; at file scope, once
+ *     per task.
+ * CLOVE_FORK(t, name, var, a1, ..., ak) forks name(t, a1, ..., ak) and
+ *     declares var, its handle, in the enclosing block (a declaration: it
+ *     cannot be the body of an if or a loop). The arguments are evaluated
+ *     once, here, and converted to T1 .. Tk.
+ * CLOVE_JOIN(t, var) joins it: an expression of type R, the result, from
+ *     the worker that ran it or, when nobody took it, from the call
+ *     name(t, a1, ..., ak) that the join makes itself. So the fallback
+ *     cannot be forgotten, and a CLOVE_FORK without its CLOVE_JOIN leaves
+ *     a variable unused (a warning with -Wall) besides the unjoined fork
+ *     that clove_pool_run reports. Forks and joins nest like parentheses,
+ *     as with clove_fork (checked when CLOVE_DEBUG).
+ * CLOVE_RUN(name, [&result,] a1, ..., ak) runs name(t, a1, ..., ak) with
+ *     clove_run (the default pool), CLOVE_POOL_RUN(pool, name, [&result,]
+ *     a1, ..., ak) with clove_pool_run: the result is stored through the
+ *     pointer given after the name (not for a void task; it may be NULL).
+ *     They return what clove_run / clove_pool_run return.
+ *
+ * How it compiles. A result of at most 8 bytes (and void) goes through the
+ * record, as with clove_fork_value; a larger one is written by the job
+ * into var, as with clove_fork. A single argument of at most a pointer's
+ * size travels in the record's arg itself, so nothing in the forking frame
+ * has its address taken: this is the value form's code, and its cost
+ * (tree sum and fib: bench/README.md). Several or larger arguments are
+ * stored in var, whose address the record holds until the join; var is
+ * in scope at the join's call, which then cannot become a loop (the cost
+ * of clove_fork with the call inside the argument block).
+ */
+#define CLOVE_TASK(R, name, ...) \
+    CLOVE__TASK_GEN(R, name, CLOVE__TNARG(__VA_ARGS__), __VA_ARGS__)
+#define CLOVE_VOID_TASK(name, ...) \
+    CLOVE__VOID_TASK_GEN(name, CLOVE__TNARG(__VA_ARGS__), __VA_ARGS__)
+#define CLOVE_FORK(t, name, var, ...) CLOVE__FORK(t, name, var, __VA_ARGS__)
+#define CLOVE_JOIN(t, var) clove__tjoin_of_##var((t), &var)
+#define CLOVE_RUN(name, ...) CLOVE__TRUN(name, NULL, true, __VA_ARGS__)
+#define CLOVE_POOL_RUN(pool, name, ...) CLOVE__TRUN(name, (pool), false, __VA_ARGS__)
+
+/* Their parts. The public macros pass name on once, so that a name that
+ * is itself a macro call is expanded before it is pasted. */
+#define CLOVE__FORK(t, name, var, ...)                                                      \
+    struct clove__task_##name var;                                                          \
+    static clove__tjoin_t_##name *const clove__tjoin_of_##var = clove__tjoin_##name;        \
+    clove__tfork_##name((t), &var, __VA_ARGS__)
+#define CLOVE__TRUN(name, ...) clove__trun_##name(__VA_ARGS__)
+/* N is the number of arguments (1 .. 6). */
+#define CLOVE__TNARG(...) CLOVE__TNARG_(__VA_ARGS__, 6, 5, 4, 3, 2, 1, 0)
+#define CLOVE__TNARG_(a1, a2, a3, a4, a5, a6, n, ...) n
+/* The argument block's fields, the fork's parameters, the call's
+ * arguments read through the prefix x (such as `v->a.`), and the stores
+ * into the block. */
+#define CLOVE__TFIELDS_1(T1) T1 a1;
+#define CLOVE__TFIELDS_2(T1, T2) T1 a1; T2 a2;
+#define CLOVE__TFIELDS_3(T1, T2, T3) T1 a1; T2 a2; T3 a3;
+#define CLOVE__TFIELDS_4(T1, T2, T3, T4) T1 a1; T2 a2; T3 a3; T4 a4;
+#define CLOVE__TFIELDS_5(T1, T2, T3, T4, T5) T1 a1; T2 a2; T3 a3; T4 a4; T5 a5;
+#define CLOVE__TFIELDS_6(T1, T2, T3, T4, T5, T6) T1 a1; T2 a2; T3 a3; T4 a4; T5 a5; T6 a6;
+#define CLOVE__TPARAMS_1(T1) T1 a1
+#define CLOVE__TPARAMS_2(T1, T2) T1 a1, T2 a2
+#define CLOVE__TPARAMS_3(T1, T2, T3) T1 a1, T2 a2, T3 a3
+#define CLOVE__TPARAMS_4(T1, T2, T3, T4) T1 a1, T2 a2, T3 a3, T4 a4
+#define CLOVE__TPARAMS_5(T1, T2, T3, T4, T5) T1 a1, T2 a2, T3 a3, T4 a4, T5 a5
+#define CLOVE__TPARAMS_6(T1, T2, T3, T4, T5, T6) T1 a1, T2 a2, T3 a3, T4 a4, T5 a5, T6 a6
+#define CLOVE__TGET_1(x) x a1
+#define CLOVE__TGET_2(x) x a1, x a2
+#define CLOVE__TGET_3(x) x a1, x a2, x a3
+#define CLOVE__TGET_4(x) x a1, x a2, x a3, x a4
+#define CLOVE__TGET_5(x) x a1, x a2, x a3, x a4, x a5
+#define CLOVE__TGET_6(x) x a1, x a2, x a3, x a4, x a5, x a6
+#define CLOVE__TSET_1(x) x a1 = a1;
+#define CLOVE__TSET_2(x) x a1 = a1; x a2 = a2;
+#define CLOVE__TSET_3(x) x a1 = a1; x a2 = a2; x a3 = a3;
+#define CLOVE__TSET_4(x) x a1 = a1; x a2 = a2; x a3 = a3; x a4 = a4;
+#define CLOVE__TSET_5(x) x a1 = a1; x a2 = a2; x a3 = a3; x a4 = a4; x a5 = a5;
+#define CLOVE__TSET_6(x) x a1 = a1; x a2 = a2; x a3 = a3; x a4 = a4; x a5 = a5; x a6 = a6;
+/* Whether the arguments travel in the record's arg: one, that fits. */
+#define CLOVE__TPACK_1(T1) (sizeof(T1) <= sizeof(void *))
+#define CLOVE__TPACK_2(...) 0
+#define CLOVE__TPACK_3(...) 0
+#define CLOVE__TPACK_4(...) 0
+#define CLOVE__TPACK_5(...) 0
+#define CLOVE__TPACK_6(...) 0
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CLOVE__TUNUSED __attribute__((unused))
+#else
+#define CLOVE__TUNUSED
+#endif
+
+/* Bytes of an argument or result in and out of a record's arg or result
+ * word (memcpy of a constant size: register moves once inlined). */
+CLOVE__INLINE void *clove__tpack_arg(const void *a, size_t size)
+{
+    uintptr_t u = 0;
+    memcpy(&u, a, size < sizeof u ? size : sizeof u);
+    return (void *)u;
+}
+CLOVE__INLINE void clove__tunpack_arg(void *a, size_t size, void *p)
+{
+    uintptr_t u = (uintptr_t)p;
+    memcpy(a, &u, size < sizeof u ? size : sizeof u);
+}
+CLOVE__INLINE int64_t clove__tpack_result(const void *r, size_t size)
+{
+    int64_t v = 0;
+    memcpy(&v, r, size < sizeof v ? size : sizeof v);
+    return v;
+}
+CLOVE__INLINE void clove__tunpack_result(void *r, size_t size, int64_t v)
+{
+    memcpy(r, &v, size < sizeof v ? size : sizeof v);
+}
+
+/* After a join that returned false (nobody ran the job): the arg of the
+ * fork it joined. Every such join leaves t->top at the record, whose arg
+ * only a fork writes; in a release build the future still names the
+ * record too, and it is already in a register. Read from there rather
+ * than kept from the fork, the argument needs no register across the
+ * call between fork and join (what the value form's reload of its
+ * argument expression costs). */
+CLOVE__INLINE void *clove__tjoined_arg(clove_task *t, const clove_future *f)
+{
+#if CLOVE_DEBUG
+    (void)f;
+    return t->top->arg;
+#else
+    (void)t;
+    return f->job->arg;
+#endif
+}
+
+/* Parts shared by both kinds of task: the argument block's type, and x,
+ * a local copy of the arguments, from a record's arg p (the argument
+ * itself, packed, or the address of the block). */
+#define CLOVE__TARGS_STRUCT(name, N, ...)                                                   \
+    struct clove__targs_##name {                                                            \
+        CLOVE__TFIELDS_##N(__VA_ARGS__)                                                     \
+    }
+#define CLOVE__TARGS_LOAD(name, N, x, p, ...)                                               \
+    struct clove__targs_##name x;                                                           \
+    if (CLOVE__TPACK_##N(__VA_ARGS__))                                                      \
+        clove__tunpack_arg(&x, sizeof x, (p));                                              \
+    else                                                                                    \
+        x = *(struct clove__targs_##name *)(p)
+
+#define CLOVE__TASK_GEN(R, name, N, ...) CLOVE__TASK_GEN_(R, name, N, __VA_ARGS__)
+#define CLOVE__TASK_GEN_(R, name, N, ...)                                                   \
+    CLOVE__TARGS_STRUCT(name, N, __VA_ARGS__);                                              \
+    struct clove__task_##name {                                                             \
+        clove_future f;                                                                     \
+        struct clove__targs_##name a;                                                       \
+        R r; /* the result: from the record, or written by the job */                       \
+    };                                                                                      \
+    /* The job, when R fits the record: the arguments from arg. */                          \
+    CLOVE__TUNUSED static int64_t clove__tjob_##name(clove_task *t, void *p)                \
+    {                                                                                       \
+        CLOVE__TARGS_LOAD(name, N, x, p, __VA_ARGS__);                                      \
+        R r = name(t, CLOVE__TGET_##N(x.));                                                 \
+        return clove__tpack_result(&r, sizeof r);                                           \
+    }                                                                                       \
+    /* The job when it does not, and CLOVE_RUN's: the result into the handle. */            \
+    CLOVE__TUNUSED static void clove__tjob_big_##name(clove_task *t, void *p)               \
+    {                                                                                       \
+        struct clove__task_##name *v = (struct clove__task_##name *)p;                      \
+        v->r = name(t, CLOVE__TGET_##N(v->a.));                                             \
+    }                                                                                       \
+    CLOVE__TUNUSED CLOVE__INLINE void clove__tfork_##name(clove_task *t, struct clove__task_##name *v,     \
+                                           CLOVE__TPARAMS_##N(__VA_ARGS__))                 \
+    {                                                                                       \
+        CLOVE__TSET_##N(v->a.)                                                              \
+        if (sizeof(R) <= sizeof(int64_t))                                                   \
+            clove_fork_value(t, &v->f, clove__tjob_##name,                                  \
+                             CLOVE__TPACK_##N(__VA_ARGS__)                                  \
+                                 ? clove__tpack_arg(&v->a, sizeof v->a)                     \
+                                 : (void *)&v->a);                                          \
+        else                                                                                \
+            clove_fork(t, &v->f, clove__tjob_big_##name, v);                                \
+    }                                                                                       \
+    CLOVE__TUNUSED CLOVE__INLINE R clove__tjoin_##name(clove_task *t, struct clove__task_##name *v)        \
+    {                                                                                       \
+        if (sizeof(R) <= sizeof(int64_t)) {                                                 \
+            int64_t x;                                                                      \
+            if (clove_join_value(t, &v->f, &x)) {                                           \
+                clove__tunpack_result(&v->r, sizeof v->r, x);                               \
+                return v->r;                                                                \
+            }                                                                               \
+        } else if (clove_join(t, &v->f)) {                                                  \
+            return v->r;                                                                    \
+        }                                                                                   \
+        if (CLOVE__TPACK_##N(__VA_ARGS__) && sizeof(R) <= sizeof(int64_t)) {                \
+            struct clove__targs_##name x;                                                   \
+            clove__tunpack_arg(&x, sizeof x, clove__tjoined_arg(t, &v->f));                 \
+            return name(t, CLOVE__TGET_##N(x.));                                            \
+        }                                                                                   \
+        return name(t, CLOVE__TGET_##N(v->a.));                                             \
+    }                                                                                       \
+    CLOVE__TUNUSED static inline int clove__trun_##name(clove_pool *pool, bool dflt, R *out,               \
+                                         CLOVE__TPARAMS_##N(__VA_ARGS__))                   \
+    {                                                                                       \
+        struct clove__task_##name v;                                                        \
+        CLOVE__TSET_##N(v.a.)                                                               \
+        int rc = dflt ? clove_run(clove__tjob_big_##name, &v)                               \
+                      : clove_pool_run(pool, clove__tjob_big_##name, &v);                   \
+        if (rc == 0 && out != NULL)                                                         \
+            *out = v.r;                                                                     \
+        return rc;                                                                          \
+    }                                                                                       \
+    typedef R clove__tjoin_t_##name(clove_task *, struct clove__task_##name *)
+
+#define CLOVE__VOID_TASK_GEN(name, N, ...) CLOVE__VOID_TASK_GEN_(name, N, __VA_ARGS__)
+#define CLOVE__VOID_TASK_GEN_(name, N, ...)                                                 \
+    CLOVE__TARGS_STRUCT(name, N, __VA_ARGS__);                                              \
+    struct clove__task_##name {                                                             \
+        clove_future f;                                                                     \
+        struct clove__targs_##name a;                                                       \
+    };                                                                                      \
+    CLOVE__TUNUSED static int64_t clove__tjob_##name(clove_task *t, void *p)                \
+    {                                                                                       \
+        CLOVE__TARGS_LOAD(name, N, x, p, __VA_ARGS__);                                      \
+        name(t, CLOVE__TGET_##N(x.));                                                       \
+        return 0;                                                                           \
+    }                                                                                       \
+    CLOVE__TUNUSED static void clove__tentry_##name(clove_task *t, void *p)                 \
+    {                                                                                       \
+        struct clove__targs_##name *x = (struct clove__targs_##name *)p;                    \
+        name(t, CLOVE__TGET_##N(x->));                                                      \
+    }                                                                                       \
+    CLOVE__TUNUSED CLOVE__INLINE void clove__tfork_##name(clove_task *t, struct clove__task_##name *v,     \
+                                           CLOVE__TPARAMS_##N(__VA_ARGS__))                 \
+    {                                                                                       \
+        CLOVE__TSET_##N(v->a.)                                                              \
+        clove_fork_value(t, &v->f, clove__tjob_##name,                                      \
+                         CLOVE__TPACK_##N(__VA_ARGS__) ? clove__tpack_arg(&v->a, sizeof v->a) \
+                                                       : (void *)&v->a);                    \
+    }                                                                                       \
+    CLOVE__TUNUSED CLOVE__INLINE void clove__tjoin_##name(clove_task *t, struct clove__task_##name *v)     \
+    {                                                                                       \
+        int64_t r;                                                                          \
+        if (clove_join_value(t, &v->f, &r))                                                 \
+            return;                                                                         \
+        if (CLOVE__TPACK_##N(__VA_ARGS__)) {                                                \
+            struct clove__targs_##name x;                                                   \
+            clove__tunpack_arg(&x, sizeof x, clove__tjoined_arg(t, &v->f));                 \
+            name(t, CLOVE__TGET_##N(x.));                                                   \
+        } else {                                                                            \
+            name(t, CLOVE__TGET_##N(v->a.));                                                \
+        }                                                                                   \
+    }                                                                                       \
+    CLOVE__TUNUSED static inline int clove__trun_##name(clove_pool *pool, bool dflt,                       \
+                                         CLOVE__TPARAMS_##N(__VA_ARGS__))                   \
+    {                                                                                       \
+        struct clove__targs_##name x;                                                       \
+        CLOVE__TSET_##N(x.)                                                                 \
+        return dflt ? clove_run(clove__tentry_##name, &x)                                   \
+                    : clove_pool_run(pool, clove__tentry_##name, &x);                       \
+    }                                                                                       \
+    typedef void clove__tjoin_t_##name(clove_task *, struct clove__task_##name *)
 
 #ifdef __cplusplus
 }

@@ -17,11 +17,14 @@
  *
  *   clove::pool       RAII owner of a clove_pool (throws std::system_error
  *                     with the errno value); run(f) = clove_pool_run.
+ *   run, current      clove_run (the default pool) and clove_current.
  *   clove::task       one clove_task pointer (pass it by value); t.join(f, g)
  *                     = clove_fork / clove_join, inline, no allocation.
- *   parallel_for      clove_for.
+ *   parallel_for      clove_for (clove_for_cancel with a clove::cancel).
+ *   cancel            a cancellation token (clove_cancel).
  *   reduce            clove_reduce, with T constructed in clove's own
- *                     accumulator buffers (placement new / destroy).
+ *                     accumulator buffers (placement new / destroy);
+ *                     with clove::deterministic{}, clove_reduce_deterministic.
  *   scope, spawn      clove_scope_run / clove_spawn; closures stored in
  *                     per-worker arenas, not one heap allocation per spawn.
  *   sort              a stable parallel mergesort on t.join (clove_sort's
@@ -223,12 +226,21 @@ template <class R> using join_value_t = std::conditional_t<std::is_void_v<R>, un
 struct error_box {
     std::atomic<bool> flag{false};
     std::exception_ptr first;
-    bool failed() const noexcept { return flag.load(std::memory_order_relaxed); }
+    clove_cancel *token = nullptr; /* a construct's clove::cancel, if any */
+    /* Whether the remaining work is to be skipped: an exception was
+     * thrown, or the token was requested. */
+    bool failed() const noexcept
+    {
+        return flag.load(std::memory_order_relaxed) || (token && clove_cancelled(token));
+    }
     void record() noexcept
     {
 #if CLOVE__CXX_EXCEPTIONS
         if (!flag.exchange(true, std::memory_order_acq_rel))
             first = std::current_exception();
+        /* An exception cancels what shares the token, too. */
+        if (token)
+            clove_cancel_request(token);
 #endif
     }
     void rethrow_if_any()
@@ -322,22 +334,14 @@ template <class G> struct join_frame {
     explicit join_frame(G *g) noexcept : fb(g) {}
 };
 
-/* The cold part of task::join when f threw: join g, running it here if
- * nobody took it, and drop its result or exception. */
+/* The cold part of task::join when f threw: join g, skipping it if
+ * nobody took it (the exception cancels it), else dropping its result or
+ * exception. */
 template <class G>
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline, cold))
 #endif
 void finish_after_throw(task self, join_frame<G> &jf) CLOVE__TRAMPOLINE_NOEXCEPT;
-
-/* The thread is being cancelled (or exits) inside f: wait for g if it
- * runs elsewhere (it may use what the frames being unwound hold) and drop
- * its result; g that nobody took is not run. */
-template <class G>
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((noinline, cold))
-#endif
-void drop_after_unwind(task self, join_frame<G> &jf) noexcept;
 
 /* g threw on another worker: rethrow that exception here. */
 template <class G>
@@ -367,10 +371,12 @@ public:
     void tick() const noexcept { clove_tick(t_); }
 
     /* Run f and g, possibly in parallel (g is forked, f runs here; if
-     * nobody took g, it runs here after f). Both always run to completion.
-     * Returns void when both return void, otherwise a std::pair of their
-     * results, a void side giving clove::unit. If either throws, the
-     * exception is rethrown after both have finished; if both throw, f's. */
+     * nobody took g, it runs here after f). Returns void when both return
+     * void, otherwise a std::pair of their results, a void side giving
+     * clove::unit. If f throws, g is cancelled: skipped if it had not
+     * started (nobody took it), waited for if it runs elsewhere; then f's
+     * exception goes on. If g throws, it is rethrown after f finished; if
+     * both throw, f's. */
     template <class F, class G> auto join(F &&f, G &&g) const;
 
 private:
@@ -413,22 +419,8 @@ template <class G> void fork_trampoline(clove_task *t, void *p) CLOVE__TRAMPOLIN
 
 template <class G> void finish_after_throw(task self, join_frame<G> &jf) CLOVE__TRAMPOLINE_NOEXCEPT
 {
-    clove_future &fut = jf.fut;
-    fork_frame<G> &fb = jf.fb;
-    if (clove_join(self.get(), &fut)) {
-        fb.discard_taken();
-        return;
-    }
-    CLOVE__TRY
-    {
-        slot<typename fork_frame<G>::R> dropped;
-        dropped.fill(fb.side(), self);
-    }
-    CLOVE__CATCH_ALL { CLOVE__PASS_FOREIGN }
-}
-
-template <class G> void drop_after_unwind(task self, join_frame<G> &jf) noexcept
-{
+    /* g ran (or runs) elsewhere: wait for it and drop what it left. If
+     * nobody took it, it never started: it is cancelled, not run. */
     if (clove_join(self.get(), &jf.fut))
         jf.fb.discard_taken();
 }
@@ -450,16 +442,12 @@ template <class F, class G> auto task::join(F &&f, G &&g) const
     CLOVE__TRY { ra.fill(f, self); }
     CLOVE__CATCH_ALL
     {
-#if CLOVE__CXX_EXCEPTIONS
-        if (!std::current_exception()) {
-            /* The thread is being cancelled or exits (or a foreign
-             * exception): wait for g if it runs elsewhere, run it not. */
-            detail::drop_after_unwind(self, jf);
-            throw;
-        }
-#endif
-        /* f threw: finish g first (its own exception, if any, is dropped:
-         * f's wins), then let f's exception go on. Cold, out of line. */
+        /* f threw, or the thread is being cancelled or exits inside it
+         * (glibc's forced unwind, which must be rethrown, never stored):
+         * cancel g (skipped if not started, else waited for, since it may
+         * use what the frames being unwound hold; its own exception, if
+         * any, is dropped: f's wins), then let the unwinding go on. Cold,
+         * out of line. */
         detail::finish_after_throw(self, jf);
 #if CLOVE__CXX_EXCEPTIONS
         throw;
@@ -512,6 +500,22 @@ template <class F> void run_trampoline(clove_task *t, void *p) CLOVE__TRAMPOLINE
 #endif
     }
 }
+/* f(task) through enter (clove_pool_run or clove_run): f's result, or
+ * its exception rethrown; enter's error as std::system_error(what). */
+template <class F, class Enter> decltype(auto) run_with(F &f, const char *what, Enter enter)
+{
+    using R = task_result_t<F>;
+    run_frame<F> fr{std::addressof(f), {}, {}};
+    int rc = enter(&run_trampoline<F>, static_cast<void *>(&fr));
+    if (rc != 0)
+        throw_errno(rc, what);
+    if (fr.e)
+        std::rethrow_exception(fr.e);
+    if constexpr (std::is_reference_v<R>)
+        return static_cast<R>(fr.r.take());
+    else if constexpr (!std::is_void_v<R>)
+        return std::remove_cv_t<R>(fr.r.take());
+}
 } // namespace detail
 
 /* Owns a clove_pool. Non-copyable, movable (a moved-from pool is empty:
@@ -552,18 +556,10 @@ public:
      * pool until f returns. Returns f's result; rethrows f's exception. */
     template <class F> decltype(auto) run(F &&f)
     {
-        using FF = std::remove_reference_t<F>;
-        using R = detail::task_result_t<FF>;
-        detail::run_frame<FF> fr{std::addressof(f), {}, {}};
-        int rc = clove_pool_run(p_, &detail::run_trampoline<FF>, &fr);
-        if (rc != 0)
-            detail::throw_errno(rc, "clove_pool_run");
-        if (fr.e)
-            std::rethrow_exception(fr.e);
-        if constexpr (std::is_reference_v<R>)
-            return static_cast<R>(fr.r.take());
-        else if constexpr (!std::is_void_v<R>)
-            return std::remove_cv_t<R>(fr.r.take());
+        clove_pool *p = p_;
+        return detail::run_with(f, "clove_pool_run", [p](clove_fn *fn, void *arg) {
+            return clove_pool_run(p, fn, arg);
+        });
     }
 
 private:
@@ -575,6 +571,42 @@ private:
     }
     clove_pool *p_ = nullptr;
 };
+
+/* A cancellation token (clove_cancel): request() from anywhere;
+ * parallel_for and scope given one start no more work once it is
+ * requested, and running code polls requested() (one relaxed load).
+ * Non-copyable: constructs keep its address. */
+class cancel {
+public:
+    cancel() noexcept { clove_cancel_init(&c_); }
+    cancel(const cancel &) = delete;
+    cancel &operator=(const cancel &) = delete;
+    void request() noexcept { clove_cancel_request(&c_); }
+    bool requested() const noexcept { return clove_cancelled(&c_); }
+    clove_cancel *get() noexcept { return &c_; }
+
+private:
+    clove_cancel c_;
+};
+
+/* clove_run: f(task) on the process's default pool (created at first use,
+ * destroyed at exit), or on the calling thread's task if it already runs
+ * one. Returns f's result; rethrows f's exception; throws
+ * std::system_error if the default pool cannot be created. */
+template <class F> decltype(auto) run(F &&f)
+{
+    return detail::run_with(f, "clove_run", [](clove_fn *fn, void *arg) {
+        return clove_run(fn, arg);
+    });
+}
+
+/* clove_current(): the calling thread's task inside a run; outside any
+ * run a task whose get() is nullptr (it converts to a null clove_task *,
+ * so `if (clove::current())` tells). One thread-local load. */
+inline task current() noexcept
+{
+    return task(clove_current());
+}
 
 /* ------------------------------------------------------------------------ */
 /* parallel_for                                                              */
@@ -643,6 +675,25 @@ template <class Body> void parallel_for(task t, std::size_t begin, std::size_t e
     detail::for_frame<B> fr{std::addressof(body), {}};
     clove_for(t.get(), begin, end, &detail::for_trampoline<B>, &fr);
     fr.err.rethrow_if_any();
+}
+
+/* The same with a token (clove_for_cancel): once c is requested (by a
+ * body, or anyone), no chunk starts; a body may poll c.requested() to
+ * stop its own. An exception in a body requests c as well. Returns true
+ * when every iteration ran, false when c was requested (each iteration
+ * ran at most once); rethrows the first exception as parallel_for does. */
+template <class Body>
+bool parallel_for(task t, std::size_t begin, std::size_t end, Body &&body, cancel &c)
+{
+    using B = std::remove_reference_t<Body>;
+    static_assert(detail::for_body_kind<B>() != 0,
+                  "clove::parallel_for: body must accept (task, lo, hi), (lo, hi), "
+                  "(task, i) or (i) with std::size_t indices");
+    detail::for_frame<B> fr{std::addressof(body), {}};
+    fr.err.token = c.get();
+    int rc = clove_for_cancel(t.get(), begin, end, &detail::for_trampoline<B>, &fr, c.get());
+    fr.err.rethrow_if_any();
+    return rc == 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -794,6 +845,49 @@ template <class T> struct acc_guard {
 
 } // namespace detail
 
+/* The option of reduce that makes it clove_reduce_deterministic: the
+ * result depends on the range and grain only, never on the thread count
+ * or the timing. grain 0: at most 4096 blocks of at least 2048 iterations
+ * (clove.h). */
+struct deterministic {
+    std::size_t grain = 0;
+};
+
+namespace detail {
+
+template <class T, class Fold, class Combine>
+T reduce_impl(task t, std::size_t begin, std::size_t end, T &identity, Fold &fold,
+              Combine &combine, const deterministic *det)
+{
+    static_assert(detail::fold_kind<T, Fold>() != 0,
+                  "clove::reduce: fold must accept (T&, lo, hi), (T&&, i) returning T, "
+                  "or (T&, i)");
+    static_assert(detail::combine_kind<T, Combine>() != 0,
+                  "clove::reduce: combine must accept (T&&, T&&) returning T, "
+                  "(T&, T&&) or (T&, T&)");
+    static_assert(std::is_copy_constructible_v<T>, "clove::reduce: T must be copy-constructible");
+    detail::reduce_frame<T, Fold, Combine> fr{&identity, std::addressof(fold),
+                                              std::addressof(combine), {}};
+    detail::acc_box<T> root;
+    root.alive = false;
+    root.make(identity);
+    detail::acc_guard<T> guard{root};
+    int rc = det ? clove_reduce_deterministic(t.get(), begin, end, det->grain, &root,
+                                              sizeof root, &detail::reduce_init<T, Fold, Combine>,
+                                              &detail::reduce_body<T, Fold, Combine>,
+                                              &detail::reduce_combine<T, Fold, Combine>, &fr)
+                 : clove_reduce(t.get(), begin, end, &root, sizeof root,
+                                &detail::reduce_init<T, Fold, Combine>,
+                                &detail::reduce_body<T, Fold, Combine>,
+                                &detail::reduce_combine<T, Fold, Combine>, &fr);
+    if (rc != 0)
+        detail::throw_errno(rc, det ? "clove_reduce_deterministic" : "clove_reduce");
+    fr.err.rethrow_if_any();
+    return std::move(root.get());
+}
+
+} // namespace detail
+
 /* clove_reduce over [begin, end) in index order; returns the result.
  * identity: copied into every fresh accumulator (T must be copy-
  *           constructible; it is the starting value too).
@@ -810,29 +904,21 @@ template <class T> struct acc_guard {
 template <class T, class Fold, class Combine>
 T reduce(task t, std::size_t begin, std::size_t end, T identity, Fold &&fold, Combine &&combine)
 {
-    using FoldT = std::remove_reference_t<Fold>;
-    using CombT = std::remove_reference_t<Combine>;
-    static_assert(detail::fold_kind<T, FoldT>() != 0,
-                  "clove::reduce: fold must accept (T&, lo, hi), (T&&, i) returning T, "
-                  "or (T&, i)");
-    static_assert(detail::combine_kind<T, CombT>() != 0,
-                  "clove::reduce: combine must accept (T&&, T&&) returning T, "
-                  "(T&, T&&) or (T&, T&)");
-    static_assert(std::is_copy_constructible_v<T>, "clove::reduce: T must be copy-constructible");
-    detail::reduce_frame<T, FoldT, CombT> fr{&identity, std::addressof(fold),
-                                             std::addressof(combine), {}};
-    detail::acc_box<T> root;
-    root.alive = false;
-    root.make(identity);
-    detail::acc_guard<T> guard{root};
-    int rc = clove_reduce(t.get(), begin, end, &root, sizeof root,
-                          &detail::reduce_init<T, FoldT, CombT>,
-                          &detail::reduce_body<T, FoldT, CombT>,
-                          &detail::reduce_combine<T, FoldT, CombT>, &fr);
-    if (rc != 0)
-        detail::throw_errno(rc, "clove_reduce");
-    fr.err.rethrow_if_any();
-    return std::move(root.get());
+    return detail::reduce_impl<T, std::remove_reference_t<Fold>, std::remove_reference_t<Combine>>(
+        t, begin, end, identity, fold, combine, nullptr);
+}
+
+/* The same with clove_reduce_deterministic (pass clove::deterministic{} or
+ * clove::deterministic{grain}): the same result, bit for bit, on any
+ * number of threads; fold and combine see the same pieces every run.
+ * Throws std::system_error(ENOMEM) when clove cannot allocate the
+ * accumulators of a T over 64 bytes (nothing has run then). */
+template <class T, class Fold, class Combine>
+T reduce(task t, std::size_t begin, std::size_t end, T identity, Fold &&fold, Combine &&combine,
+         deterministic det)
+{
+    return detail::reduce_impl<T, std::remove_reference_t<Fold>, std::remove_reference_t<Combine>>(
+        t, begin, end, identity, fold, combine, &det);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1037,6 +1123,27 @@ template <class F> void scope(task t, F &&f)
     detail::scope_top<FF> top{&st, std::addressof(f)};
     clove_scope_run(t.get(), &detail::scope_top_fn<FF>, &top);
     st.err.rethrow_if_any();
+}
+
+/* The same with a token: once c is requested (by f, a job, or anyone),
+ * spawned jobs that have not started are skipped (their closures are
+ * destroyed without being called); running ones poll c.requested(). An
+ * exception requests c as well. Returns true when nothing was skipped
+ * for c (it was not requested), false otherwise; rethrows the first
+ * exception as scope does. */
+template <class F> bool scope(task t, F &&f, cancel &c)
+{
+    using FF = std::remove_reference_t<F>;
+    static_assert(detail::spawn_call_kind<FF>() != 0,
+                  "clove::scope: f must accept (scope_ref&), (task, scope_ref&), "
+                  "(task) or no argument");
+    detail::scope_state st(t.worker_index());
+    st.err.token = c.get();
+    detail::scope_top<FF> top{&st, std::addressof(f)};
+    if (!c.requested())
+        clove_scope_run(t.get(), &detail::scope_top_fn<FF>, &top);
+    st.err.rethrow_if_any();
+    return !c.requested();
 }
 
 /* ------------------------------------------------------------------------ */

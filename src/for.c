@@ -25,6 +25,10 @@
  * Splitting halves the range, so the recursion is at most 64 levels deep
  * per loop, whatever the range.
  *
+ * clove_for_cancel checks a cancellation token before every chunk, so
+ * once it is requested no chunk starts, here or in the parts other workers
+ * took; on one thread it too runs in chunks.
+ *
  * clove_reduce is the same loop carrying an accumulator: the lower half of
  * a split folds on into the caller's accumulator, the upper half into a
  * fresh one that only a worker that took it initialises, and the join
@@ -47,6 +51,8 @@ struct for_loop {
     void *ctx;
     uint64_t target_ns; /* wanted duration of one chunk */
     bool eager;         /* keep the rest of a long range forked (for_range) */
+    const clove_cancel *cancel; /* clove_for_cancel: no chunk starts once
+                                 * it is requested; NULL otherwise */
 };
 
 /* Room for a small accumulator in the splitting frame. */
@@ -121,6 +127,10 @@ static void for_range(clove_task *t, const struct for_loop *loop, size_t lo,
     bool first = true;
     bool split_now = false;
     while (lo < hi) {
+        /* Cancelled: start nothing more, here or in a split. One relaxed
+         * load per chunk, only for clove_for_cancel. */
+        if (loop->cancel && clove_cancelled(loop->cancel))
+            return;
         if ((split_now || clove__beat_pending(t)) && hi - lo >= 2) {
             for_split(t, loop, lo, hi, chunk, acc);
             return;
@@ -188,8 +198,29 @@ void clove_for(clove_task *t, size_t begin, size_t end, clove_range_fn *body, vo
         body(t, begin, end, ctx);
         return;
     }
-    struct for_loop loop = {body, NULL, NULL, NULL, 0, ctx, chunk_target_ns(t->pool), true};
+    struct for_loop loop = {body, NULL, NULL, NULL, 0, ctx, chunk_target_ns(t->pool), true, NULL};
     for_range(t, &loop, begin, end, 1, NULL);
+}
+
+int clove_for_cancel(clove_task *t, size_t begin, size_t end, clove_range_fn *body, void *ctx,
+                     clove_cancel *c)
+{
+    if (t == NULL || body == NULL)
+        return EINVAL;
+    if (c == NULL) {
+        clove_for(t, begin, end, body, ctx);
+        return 0;
+    }
+    if (begin < end) {
+        /* Chunks even on one thread, so that the check happens between
+         * them; no eager splits there (nobody to hand them to). */
+        struct for_loop loop = {body, NULL, NULL, NULL, 0, ctx, chunk_target_ns(t->pool),
+                                t->pool->nworkers > 0, c};
+        for_range(t, &loop, begin, end, 1, NULL);
+    }
+    /* Every part this loop forked has been joined, so a request made in
+     * any body happens-before this load. */
+    return clove_cancelled(c) ? ECANCELED : 0;
 }
 
 int clove_reduce(clove_task *t, size_t begin, size_t end, void *acc, size_t acc_size,
@@ -206,7 +237,7 @@ int clove_reduce(clove_task *t, size_t begin, size_t end, void *acc, size_t acc_
         return 0;
     }
     struct for_loop loop = {NULL, body, init, combine, acc_size, ctx, chunk_target_ns(t->pool),
-                            acc_size <= SMALL_ACC};
+                            acc_size <= SMALL_ACC, NULL};
     for_range(t, &loop, begin, end, 1, acc);
     return 0;
 }

@@ -31,9 +31,11 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-static _Thread_local clove_task *tls_current;
+/* clove_current()'s thread-local (clove.h), exported; written only by
+ * clove__set_current on its own thread. */
+CLOVE__THREAD_LOCAL clove_task *clove__current_task;
 
-clove_task *clove__current(void) { return tls_current; }
+clove_task *clove__current(void) { return clove__current_task; }
 
 /* The thread pointer that clove.h's debug checks compare with
  * clove_task.thread; NULL where clove.h has none (they then call
@@ -53,9 +55,9 @@ static void *thread_pointer(void)
  * suspends the outer task: its thread is NULL until the run returns). */
 void clove__set_current(clove_task *t)
 {
-    if (tls_current)
-        tls_current->thread = NULL;
-    tls_current = t;
+    if (clove__current_task)
+        clove__current_task->thread = NULL;
+    clove__current_task = t;
     if (t)
         t->thread = thread_pointer();
 }

@@ -77,6 +77,19 @@ int clove__mutex_init(clove__mutex *m);
 void clove__mutex_destroy(clove__mutex *m);
 int clove__mutex_lock(clove__mutex *m);
 int clove__mutex_unlock(clove__mutex *m);
+/* A static mutex, initialised at compile time (the default pool's). */
+#if defined(_WIN32)
+#define CLOVE__MUTEX_INITIALIZER {0} /* SRWLOCK_INIT */
+#else
+#define CLOVE__MUTEX_INITIALIZER PTHREAD_MUTEX_INITIALIZER
+#endif
+
+/* -- Processes ---------------------------------------------------------- */
+
+/* Call prepare before a fork() of this process, parent after it in the
+ * parent and child in the child (pthread_atfork). Nothing where processes
+ * do not fork (Windows). Best effort. */
+void clove__at_fork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
 
 /* -- CPUs -------------------------------------------------------------- */
 

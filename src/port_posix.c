@@ -114,6 +114,11 @@ int clove__mutex_unlock(clove__mutex *m)
     return pthread_mutex_unlock(m);
 }
 
+void clove__at_fork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+{
+    (void)pthread_atfork(prepare, parent, child);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Memory                                                                   */
 /* ------------------------------------------------------------------------ */

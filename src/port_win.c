@@ -132,6 +132,14 @@ int clove__mutex_unlock(clove__mutex *m)
     return 0;
 }
 
+void clove__at_fork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+{
+    /* Windows processes do not fork. */
+    (void)prepare;
+    (void)parent;
+    (void)child;
+}
+
 /* ------------------------------------------------------------------------ */
 /* CPUs                                                                     */
 /* ------------------------------------------------------------------------ */

@@ -393,6 +393,33 @@ static void m_scope_null_fn(clove_task *t, void *arg)
     clove_scope_run(t, none, NULL);
 }
 
+/* Typed tasks: the join is CLOVE_JOIN's, on the value form's record. */
+static int64_t tnop(clove_task *t, int x);
+CLOVE_TASK(int64_t, tnop, int);
+
+static int64_t tnop(clove_task *t, int x)
+{
+    (void)t;
+    return x;
+}
+
+static void m_typed_join_twice(clove_task *t, void *arg)
+{
+    (void)arg;
+    CLOVE_FORK(t, tnop, a, 1);
+    ASSERT_EQ_I(CLOVE_JOIN(t, a), 1);
+    ASSERT_MSG(CLOVE_JOIN(t, a) == -1, "the misused join returned");
+}
+
+static void m_typed_join_out_of_order(clove_task *t, void *arg)
+{
+    (void)arg;
+    CLOVE_FORK(t, tnop, a, 1);
+    CLOVE_FORK(t, tnop, b, 2);
+    ASSERT_MSG(CLOVE_JOIN(t, a) == -1, "the misused join returned");
+    ASSERT_MSG(CLOVE_JOIN(t, b) == -1, "the misused join returned");
+}
+
 /* ------------------------------------------------------------------------ */
 /* Table                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -464,6 +491,10 @@ static const struct misuse_case cases[] = {
      "clove_pool_run: fn returned with a clove_fork that was never joined", 2, 0},
     {"unjoined_in_shared_job", m_unjoined_in_shared_job, 2,
      "shared job: the job returned with a clove_fork that was never joined", 0, 0},
+    {"typed_join_twice", m_typed_join_twice, 1,
+     "clove_join_value: this future was already joined", 0, 0},
+    {"typed_join_out_of_order", m_typed_join_out_of_order, 1,
+     "clove_join_value: this future is not the most recent unjoined fork", 0, 0},
     {"fork_null_future", m_fork_null_future, 1, "clove_fork: the future is NULL", 0, 0},
     {"fork_null_task", m_fork_null_task, 1, "clove_fork: the task is NULL", 0, 0},
     {"fork_twice", m_fork_twice, 1,

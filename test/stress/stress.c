@@ -9,7 +9,8 @@
  * reusing one future, a clove_for over a random range whose body may fork,
  * a nested clove_pool_run on the same pool or on another one, a short-lived
  * pool created inside a task, or a few pthreads entering clove_pool_run on
- * one pool at once. The shape is a pure function of the seed: a node's kind,
+ * one pool at once, or a search that cancels itself (clove_for_cancel,
+ * clove_scope_run_cancel). The shape is a pure function of the seed: a node's kind,
  * children, work and range all come from mix64 of its own seed, never from
  * what ran first, so the same program can be evaluated twice.
  *
@@ -136,6 +137,7 @@ struct counts {
     uint64_t scopes;      /* clove_scope_run calls */
     uint64_t spawns;      /* clove_spawn calls */
     uint64_t reduces;     /* clove_reduce calls */
+    uint64_t cancels;     /* cancelled searches (clove_for_cancel, clove_scope_run_cancel) */
 };
 
 struct prog {
@@ -301,6 +303,9 @@ enum kind {
     K_LONG,       /* a long leaf: spins 20-400 us without a fork or tick, so
                    * that the forks queued before it can only be shared by
                    * the heartbeat thread taking the reserve (src/share.c) */
+    K_CANCEL,     /* a search that cancels itself: clove_for_cancel or
+                   * clove_scope_run_cancel, one index or job requesting
+                   * the token; children as in K_FOR and K_SCOPE */
 };
 
 static enum kind node_kind(const struct prog *p, const struct node *n, struct rng *r)
@@ -328,8 +333,10 @@ static enum kind node_kind(const struct prog *p, const struct node *n, struct rn
         return K_RUN_SAME;
     if (x < 90)
         return K_REUSE;
-    if (x < 120)
-        return rng_below(r, 2) ? K_SCOPE : K_REDUCE;
+    if (x < 120) {
+        unsigned w = (unsigned)rng_below(r, 3);
+        return w == 0 ? K_SCOPE : w == 1 ? K_REDUCE : K_CANCEL;
+    }
     if (x < 240)
         return n->budget >= 32 ? K_DENSE : K_JOIN2;
     if (x < 440)
@@ -936,6 +943,156 @@ static uint64_t eval_reduce(clove_task *t, struct ctx *cx, const struct node *n,
     return combine(acc, a.n);
 }
 
+/* ---- K_CANCEL ----
+ * Which indices or jobs run after the token is requested depends on the
+ * schedule, so they add nothing to the checksum: it gets the search's
+ * size and the index of its match, the same in both evaluations (the
+ * reference one runs nothing). What is checked: the loop or scope returns
+ * ECANCELED, the index or job that requests the token ran exactly once,
+ * nothing ran twice, and a scope function that requests the token before
+ * returning leaves all of its spawns unstarted. The children's own checks
+ * run wherever they ran. */
+struct cancel_ctx {
+    struct for_ctx fc; /* for_index and the hit counters */
+    clove_cancel c;
+    size_t match;      /* offset of the index that requests the token */
+    bool poll;         /* bodies poll the token between indices */
+};
+
+static void cancel_body(clove_task *t, size_t lo, size_t hi, void *arg)
+{
+    struct cancel_ctx *cc = arg;
+    for (size_t i = lo; i < hi; i++) {
+        if (cc->poll && clove_cancelled(&cc->c))
+            return;
+        size_t k = i - cc->fc.begin;
+        atomic_fetch_add_explicit(&cc->fc.hits[k], 1, memory_order_relaxed);
+        if (k == cc->match)
+            clove_cancel_request(&cc->c);
+        else
+            (void)for_index(t, &cc->fc, i);
+    }
+}
+
+struct cancel_scope {
+    struct scope_node sn;
+    clove_cancel c;
+    unsigned canceller; /* the job that requests the token; k: the scope's fn */
+};
+
+struct cancel_arg {
+    struct cancel_scope *cs;
+    unsigned i;
+};
+
+static void cancel_spawned(clove_task *t, clove_scope *s, void *arg)
+{
+    (void)s;
+    struct cancel_arg *a = arg;
+    if (a->i == a->cs->canceller)
+        clove_cancel_request(&a->cs->c);
+    job_fn(t, &a->cs->sn.jobs[a->i]);
+}
+
+static void cancel_scope_fn(clove_task *t, clove_scope *s, void *arg)
+{
+    struct cancel_arg *args = arg;
+    struct cancel_scope *cs = args[0].cs;
+    for (unsigned i = 0; i < cs->sn.k; i++)
+        clove_spawn(t, s, cancel_spawned, &args[i]);
+    if (cs->canceller == cs->sn.k)
+        clove_cancel_request(&cs->c);
+}
+
+static uint64_t eval_cancel(clove_task *t, struct ctx *cx, const struct node *n,
+                            struct rng *r, uint64_t acc)
+{
+    struct prog *p = cx->p;
+    uint32_t rest = n->budget - 1;
+    if (rng_below(r, 2) == 0) {
+        /* A loop: one index of 1 .. 2048 requests the token. */
+        size_t count = 1 + (size_t)rng_below(r, rest < 2048 ? (uint64_t)rest + 1 : 2048);
+        size_t begin = (size_t)rng_below(r, 100000);
+        struct cancel_ctx *cc = calloc(1, sizeof *cc);
+        if (!cc) {
+            fprintf(stderr, "clove_stress: out of memory\n");
+            abort();
+        }
+        cc->fc = (struct for_ctx){cx, n, begin, begin + count, 0, 0, NULL, NULL};
+        if (rest / count > 0 && rng_below(r, 2) != 0)
+            cc->fc.child_budget = (uint32_t)(rest / count);
+        cc->match = (size_t)rng_below(r, count);
+        cc->poll = rng_below(r, 2) != 0;
+        clove_cancel_init(&cc->c);
+        if (t) {
+            cc->fc.hits = calloc(count, sizeof *cc->fc.hits);
+            if (!cc->fc.hits) {
+                fprintf(stderr, "clove_stress: out of memory\n");
+                abort();
+            }
+            int e = clove_for_cancel(t, begin, begin + count, cancel_body, cc, &cc->c);
+            if (e != ECANCELED)
+                prog_error(p, "clove_for_cancel [%zu, %zu) returned %d", begin, begin + count, e);
+            for (size_t k = 0; k < count; k++) {
+                unsigned h = atomic_load_explicit(&cc->fc.hits[k], memory_order_relaxed);
+                if (h > 1 || (k == cc->match && h != 1)) {
+                    prog_error(p, "clove_for_cancel [%zu, %zu): index %zu ran %u times%s", begin,
+                               begin + count, begin + k, h, k == cc->match ? " (the match)" : "");
+                    break;
+                }
+            }
+            free((void *)cc->fc.hits);
+        } else {
+            p->c.cancels++;
+        }
+        acc = combine(acc, count);
+        acc = combine(acc, cc->match);
+        free(cc);
+        return acc;
+    }
+    /* A scope: k jobs, one of them (or the scope's function, after
+     * spawning them all: then none may start) requests the token. */
+    unsigned k = 1 + (unsigned)rng_below(r, MAX_SPAWN);
+    struct cancel_scope *cs = malloc(sizeof *cs);
+    struct cancel_arg *args = malloc(MAX_SPAWN * sizeof *args);
+    if (!cs || !args) {
+        fprintf(stderr, "clove_stress: out of memory\n");
+        abort();
+    }
+    uint32_t budgets[MAX_SPAWN];
+    split(p, r, rest, k, budgets);
+    cs->sn.k = k;
+    cs->sn.m = k;
+    cs->sn.p = p;
+    cs->canceller = (unsigned)rng_below(r, (uint64_t)k + 1);
+    clove_cancel_init(&cs->c);
+    for (unsigned i = 0; i < k; i++) {
+        job_init(&cs->sn.jobs[i], cx, child_seed(n->seed, 3000 + i), budgets[i], n);
+        args[i] = (struct cancel_arg){cs, i};
+    }
+    if (t) {
+        int e = clove_scope_run_cancel(t, cancel_scope_fn, args, &cs->c);
+        if (e != ECANCELED)
+            prog_error(p, "clove_scope_run_cancel returned %d", e);
+        for (unsigned i = 0; i < k; i++) {
+            unsigned ran = cs->sn.jobs[i].ran;
+            if (ran > 1 || (i == cs->canceller && ran != 1) ||
+                (cs->canceller == k && ran != 0)) {
+                prog_error(p, "clove_scope_run_cancel: job %u of %u ran %u times (canceller %u)",
+                           i, k, ran, cs->canceller);
+                break;
+            }
+        }
+    } else {
+        p->c.cancels++;
+    }
+    acc = combine(acc, k);
+    acc = combine(acc, cs->canceller);
+    free(cs);
+    free(args);
+    return acc;
+}
+
 static uint64_t eval(clove_task *t, struct ctx *cx, struct node n)
 {
     struct rng r = {mix64(n.seed ^ 0x6a09e667f3bcc909ull)};
@@ -960,6 +1117,7 @@ static uint64_t eval(clove_task *t, struct ctx *cx, struct node n)
     case K_DENSE: return eval_dense(t, cx, &n, acc);
     case K_SCOPE: return eval_scope(t, cx, &n, &r, acc);
     case K_REDUCE: return eval_reduce(t, cx, &n, &r, acc);
+    case K_CANCEL: return eval_cancel(t, cx, &n, &r, acc);
     default: return eval_run(t, cx, &n, &r, acc, kind);
     }
 }
@@ -1372,6 +1530,7 @@ static void totals_add(struct totals *t, const struct counts *c)
     t->c.scopes += c->scopes;
     t->c.spawns += c->spawns;
     t->c.reduces += c->reduces;
+    t->c.cancels += c->cancels;
 }
 
 static uint64_t program_seed(uint64_t master, uint64_t number)
@@ -1403,13 +1562,13 @@ static void print_summary(const char *what, const struct opts *o, const struct t
     printf("clove_stress %s: programs=%" PRIu64 " forkjoins=%" PRIu64 " (fork/join %" PRIu64
            ", join2 %" PRIu64 ") nodes=%" PRIu64 " for=%" PRIu64 " for_indices=%" PRIu64
            " nested_runs=%" PRIu64 " ext_threads=%" PRIu64 " temp_pools=%" PRIu64
-           " scopes=%" PRIu64 " spawns=%" PRIu64 " reduces=%" PRIu64
+           " scopes=%" PRIu64 " spawns=%" PRIu64 " reduces=%" PRIu64 " cancels=%" PRIu64
            " pool_configs=%" PRIu64 " shared=%" PRIu64 " stolen=%" PRIu64
            " reclaimed=%" PRIu64 " elapsed=%.1fs programs/s=%.0f forkjoins/s=%.3g"
            " build=%s mix=%s seed=%" PRIu64 "\n",
            what, tt->programs, forkjoins(c), c->forks, c->join2, c->nodes, c->fors,
            c->for_indices, c->runs, c->ext_threads, c->temp_pools, c->scopes, c->spawns,
-           c->reduces, configs, sched_shared, sched_stolen, sched_reclaimed, elapsed,
+           c->reduces, c->cancels, configs, sched_shared, sched_stolen, sched_reclaimed, elapsed,
            elapsed > 0 ? (double)tt->programs / elapsed : 0.0,
            elapsed > 0 ? (double)forkjoins(c) / elapsed : 0.0, build_name(),
            dense_permille ? "dense" : "full", o->seed);
