@@ -502,6 +502,16 @@ static uintptr_t stack_top(void)
     return hd_stack_top;
 }
 
+/* Called through a volatile pointer with a frame's padding, so that the
+ * compiler cannot see that only two of its bytes are used and shrink it
+ * (clang does, for a volatile array whose address does not escape). */
+static void hd_touch_pad(volatile char *pad, unsigned level)
+{
+    pad[0] = (char)level;
+    pad[HD_FRAME - 1] = (char)level;
+}
+static void (*volatile hd_touch)(volatile char *, unsigned) = hd_touch_pad;
+
 static void hd_note(void)
 {
     char here;
@@ -561,8 +571,7 @@ static void hd_rest_job(clove_task *t, void *arg)
 static uint64_t hd_chain(clove_task *t, struct hd *h, unsigned level, unsigned chain)
 {
     volatile char pad[HD_FRAME];
-    pad[0] = (char)level;
-    pad[HD_FRAME - 1] = (char)level;
+    hd_touch(pad, level);
     hd_note();
     if (level == h->depth)
         return (uint64_t)pad[0] & 0;
@@ -625,8 +634,7 @@ static void hd_node_job(clove_task *t, void *arg)
 static uint64_t hd_tree(clove_task *t, struct hd *h, unsigned level, uint64_t index)
 {
     volatile char pad[HD_FRAME];
-    pad[0] = (char)level;
-    pad[HD_FRAME - 1] = (char)level;
+    hd_touch(pad, level);
     hd_note();
     if (level == h->depth) {
         struct hd_leaf l = {h, level, (unsigned)index, 0};
