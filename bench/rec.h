@@ -88,6 +88,12 @@ static inline void rec_uts_seq(uint64_t id, uint32_t depth, rec_result *r)
         rec_uts_seq(rec_uts_child(id, i), depth + 1, r);
 }
 
+/* uts-loop's jobs return a subtree's node count and height (a leaf's is
+ * 0) in one int64_t: the height of the whole tree is its max depth. */
+#define REC_UTS_HEIGHT_SHIFT 40
+#define REC_UTS_NODES_MASK ((INT64_C(1) << REC_UTS_HEIGHT_SHIFT) - 1)
+#define REC_UTS_PACK(h, nodes) ((int64_t)(h) << REC_UTS_HEIGHT_SHIFT | (int64_t)(nodes))
+
 /* The whole tree for root fan-out b0: the root is at depth 0. */
 static inline rec_result rec_uts_seq_tree(uint64_t b0)
 {
@@ -129,6 +135,7 @@ static inline uint64_t rec_nq_seq(uint32_t all, uint32_t cols, uint32_t d1, uint
  * (The team and arena set-up is in peers/peer.h.) */
 rec_result omp_rec_fib(uint64_t n, unsigned threads, unsigned cutoff);
 rec_result omp_rec_uts(uint64_t n, unsigned threads, unsigned cutoff);
+rec_result omp_rec_uts_loop(uint64_t n, unsigned threads, unsigned cutoff);
 rec_result omp_rec_nqueens(uint64_t n, unsigned threads, unsigned cutoff);
 
 /* bench/peers/tbb_rec.cpp: one arena.execute per run (arenas from
@@ -137,6 +144,7 @@ rec_result omp_rec_nqueens(uint64_t n, unsigned threads, unsigned cutoff);
  * {UINT64_MAX, UINT64_MAX} on an exception (the caller's check then fails). */
 rec_result tbb_rec_fib(void *arena, uint64_t n, unsigned cutoff);
 rec_result tbb_rec_uts(void *arena, uint64_t n, unsigned cutoff);
+rec_result tbb_rec_uts_loop(void *arena, uint64_t n, unsigned cutoff);
 rec_result tbb_rec_nqueens(void *arena, uint64_t n, unsigned cutoff);
 
 #ifndef __cplusplus

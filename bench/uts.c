@@ -20,16 +20,28 @@
  *   omp_cutoff, tbb_cutoff  (--cutoff) nodes at depth >= the cutoff
  *             (--cutoff-at, default 12) run the plain recursion
  *
+ * --shape loop (workload "uts-loop"): the shape of Lace's and Cilk's UTS.
+ * A node forks every child in a loop (clove_fork_value, the child's id as
+ * the argument; the job returns its subtree's node count and height
+ * packed in one int64_t), then joins them newest first, running each child
+ * nobody took; the root does the same over its b0 children. The baseline
+ * is the same code without the forks and joins. The peers fork every
+ * child the same way (omp task / task_group::run per child), then wait
+ * for all. --shape halves (the default) is the shape above.
+ *
  * The tree reaches depths of several thousand: clove and oneTBB workers get
  * 64 MiB stacks, and OMP_STACKSIZE is set to that (by starting again) unless
  * it is set already.
  *
- * Usage: uts [-n B0]... [-t THREADS]... [--baseline] [--peers] [--cutoff] ...
+ * Usage: uts [--shape halves|loop] [-n B0]... [-t THREADS]... [--baseline]
+ *            [--peers] [--cutoff] ...
  */
+#define _GNU_SOURCE /* setenv */
 #include "rec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct uts_arg {
     uint64_t parent, lo, hi;
@@ -103,6 +115,112 @@ __attribute__((noinline)) static rec_result run_clove(clove_pool *pool, uint64_t
     return a.r;
 }
 
+/* ---- --shape loop ------------------------------------------------------- */
+
+_Static_assert(sizeof(void *) >= sizeof(uint64_t), "uts-loop passes a node id as a job argument");
+
+static int64_t uts_node(clove_task *t, uint64_t id);
+
+static int64_t uts_node_job(clove_task *t, void *id)
+{
+    return uts_node(t, (uint64_t)(uintptr_t)id);
+}
+
+/* Adds a child's packed result r (REC_UTS_PACK) to the node count *nodes
+ * and the greatest height *h. */
+static inline void uts_add(int64_t r, int64_t *nodes, int64_t *h)
+{
+    *nodes += r & REC_UTS_NODES_MASK;
+    if (r >> REC_UTS_HEIGHT_SHIFT > *h)
+        *h = r >> REC_UTS_HEIGHT_SHIFT;
+}
+
+/* The subtree of node id, packed: REC_UTS_PACK(height, nodes). A node has
+ * REC_UTS_M children or none: the loops have a constant count, unrolled
+ * (so that the futures and ids stay in registers, as a hand-written
+ * fan-out of four would keep them). */
+static int64_t uts_node(clove_task *t, uint64_t id)
+{
+    if (!rec_uts_nchildren(id))
+        return REC_UTS_PACK(0, 1);
+    clove_future f[REC_UTS_M];
+    uint64_t c[REC_UTS_M];
+#pragma GCC unroll 4
+    for (unsigned i = 0; i < REC_UTS_M; i++) {
+        c[i] = rec_uts_child(id, i);
+        clove_fork_value(t, &f[i], uts_node_job, (void *)(uintptr_t)c[i]);
+    }
+    int64_t nodes = 1, h = 0;
+#pragma GCC unroll 4
+    for (unsigned i = REC_UTS_M; i-- > 0;) {
+        int64_t r;
+        if (!clove_join_value(t, &f[i], &r))
+            r = uts_node(t, c[i]);
+        uts_add(r, &nodes, &h);
+    }
+    return REC_UTS_PACK(h + 1, nodes);
+}
+
+/* The sequential elision of uts_node: the same code without the forks
+ * and joins (uts-loop's baseline). Not inlined into itself, as uts_node
+ * is not (gcc would otherwise inline the four unrolled calls recursively,
+ * for minutes and gigabytes). */
+__attribute__((noinline)) static int64_t uts_node_seq(uint64_t id)
+{
+    if (!rec_uts_nchildren(id))
+        return REC_UTS_PACK(0, 1);
+    uint64_t c[REC_UTS_M];
+#pragma GCC unroll 4
+    for (unsigned i = 0; i < REC_UTS_M; i++)
+        c[i] = rec_uts_child(id, i);
+    int64_t nodes = 1, h = 0;
+#pragma GCC unroll 4
+    for (unsigned i = REC_UTS_M; i-- > 0;)
+        uts_add(uts_node_seq(c[i]), &nodes, &h);
+    return REC_UTS_PACK(h + 1, nodes);
+}
+
+__attribute__((noinline)) static rec_result run_baseline_loop(uint64_t n)
+{
+    uint64_t root = rec_uts_root();
+    int64_t nodes = 1, h = 0;
+    for (uint64_t i = n; i-- > 0;)
+        uts_add(uts_node_seq(rec_uts_child(root, (unsigned)i)), &nodes, &h);
+    return (rec_result){ (uint64_t)nodes, (uint64_t)(n ? h + 1 : 0) };
+}
+
+static void uts_loop_root_job(clove_task *t, void *p)
+{
+    struct root_arg *a = p;
+    uint64_t root = rec_uts_root(), b0 = a->b0;
+    clove_future *f = malloc(b0 * sizeof *f);
+    if (f == NULL) {
+        fputs("uts: out of memory\n", stderr);
+        exit(2);
+    }
+    for (uint64_t i = 0; i < b0; i++)
+        clove_fork_value(t, &f[i], uts_node_job, (void *)(uintptr_t)rec_uts_child(root, (unsigned)i));
+    int64_t nodes = 1, h = 0;
+    for (uint64_t i = b0; i-- > 0;) {
+        int64_t r;
+        if (!clove_join_value(t, &f[i], &r))
+            r = uts_node(t, rec_uts_child(root, (unsigned)i));
+        uts_add(r, &nodes, &h);
+    }
+    free(f);
+    a->r = (rec_result){ (uint64_t)nodes, (uint64_t)(b0 ? h + 1 : 0) };
+}
+
+__attribute__((noinline)) static rec_result run_clove_loop(clove_pool *pool, uint64_t n)
+{
+    struct root_arg a = { n, { 0, 0 } };
+    if (clove_pool_run(pool, uts_loop_root_job, &a) != 0) {
+        fputs("uts: clove_pool_run failed\n", stderr);
+        exit(2);
+    }
+    return a.r;
+}
+
 static void prepare(uint64_t n, rec_result *expect, double *units)
 {
     *expect = run_baseline(n);
@@ -111,7 +229,29 @@ static void prepare(uint64_t n, rec_result *expect, double *units)
 
 int main(int argc, char **argv)
 {
-    static const rec_workload w = {
+    /* --shape: taken out of argv here, the rest is the harness's. It is
+     * also kept in the environment, for the harness's restart with
+     * OMP_STACKSIZE set (which gets the argv without it). */
+    const char *env = getenv("CLOVE_BENCH_UTS_SHAPE");
+    bool loop = env != NULL && !strcmp(env, "loop");
+    int out = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
+            i++;
+            if (strcmp(argv[i], "loop") && strcmp(argv[i], "halves")) {
+                fprintf(stderr, "uts: --shape is halves or loop\n");
+                return 2;
+            }
+            loop = !strcmp(argv[i], "loop");
+            if (setenv("CLOVE_BENCH_UTS_SHAPE", argv[i], 1) != 0)
+                return 2;
+            continue;
+        }
+        argv[out++] = argv[i];
+    }
+    argv[out] = NULL;
+    argc = out;
+    static rec_workload w = {
         .name = "uts",
         .title = "binomial unbalanced tree (root b0 = n children, then 4 children"
                  " with q = 0.2499), a fork per child (no cutoff); result ="
@@ -133,5 +273,22 @@ int main(int argc, char **argv)
         .tbb = tbb_rec_uts,
 #endif
     };
+    if (loop) {
+        w.name = "uts-loop";
+        w.title = "binomial unbalanced tree (root b0 = n children, then 4 children"
+                  " with q = 0.2499), every child forked in a loop (clove_fork_value),"
+                  " joined newest first (no cutoff); result = nodes, aux = max depth";
+        /* The root's b0 forks are unjoined at once: within the job stack
+         * (stack_size / 32 records). */
+        w.max_n = 1000000;
+        w.baseline = run_baseline_loop;
+        w.clove = run_clove_loop;
+#ifdef CLOVE_BENCH_OPENMP
+        w.omp = omp_rec_uts_loop;
+#endif
+#ifdef CLOVE_BENCH_TBB
+        w.tbb = tbb_rec_uts_loop;
+#endif
+    }
     return rec_main(&w, argc, argv);
 }

@@ -307,7 +307,8 @@ CLOVE_API unsigned clove_pool_threads(const clove_pool *pool);
  * sleep, a join that waits): the fork/join fast path is untouched. */
 typedef struct clove_stats {
     uint64_t heartbeats; /* heartbeat flags answered (clove_tick slow path) */
-    uint64_t shared;     /* jobs handed to other workers at a heartbeat */
+    uint64_t shared;     /* jobs handed to other workers at a heartbeat or
+                          * at a request (a batch of jobs counts as one) */
     uint64_t reclaimed;  /* of those, taken back untouched by their joins */
     uint64_t ran;        /* shared jobs run, for the worker that forked them */
     uint64_t sleeps;     /* times the worker went to sleep, idle */

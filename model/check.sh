@@ -104,6 +104,10 @@ verify lostkick1-spur   pass ltl    "-DNW=1 -DLONGWORK -DSPURIOUS"
 verify leaf1            pass leaf   "-DNW=1"
 verify abandon1         pass safety "-DNW=1 -DABANDON"
 verify abandon1-term    pass npf    "-DNW=1 -DABANDON"
+verify fan1             pass safety "-DNW=1 -DFAN"
+verify fan1-spurious    pass safety "-DNW=1 -DFAN -DSPURIOUS"
+verify fanterm1         pass npf    "-DNW=1 -DFAN"
+verify fanlostkick1     pass ltl    "-DNW=1 -DFAN"
 
 echo "== bug variants (2 tasks), each must be caught"
 verify bug-reclaim      fail safety "-DNW=1 -DBUG_RECLAIM_KEEPS_SLOT" 'assertion violated'
@@ -125,6 +129,9 @@ verify bug-loadstoreclear fail leaf "-DNW=1 -DBUG_LOAD_STORE_CLEAR" 'acceptance 
 verify bug-nohandlerrearm fail leaf "-DNW=1 -DBUG_NO_HANDLER_REARM" 'acceptance cycle'
 verify bug-shareemptylist fail safety "-DNW=1 -DBUG_SHARE_EMPTY_LIST" 'assertion violated \(qlen>0\)'
 verify bug-abandonnowait fail safety "-DNW=1 -DABANDON -DBUG_ABANDON_NO_WAIT" 'assertion violated'
+# batches (share.c, "Batches")
+verify bug-batchnoshrink fail safety "-DNW=1 -DFAN -DBUG_BATCH_NO_SHRINK" 'assertion violated \(cnt\[f\]==1\)'
+verify bug-batchearlydone fail safety "-DNW=1 -DFAN -DBUG_BATCH_EARLY_DONE" 'assertion violated'
 
 if [ $level != quick ]; then
     echo "== the spec's handler (step 1 load+store, no re-arm; with the empty-list guard): safe, not live"
@@ -140,6 +147,7 @@ if [ $level = full ]; then
     verify hbquiet2     pass np     "-DNW=2 -DPROGRESS_BEAT"
     verify safe2-spurious pass safety "-DNW=2 -DSPURIOUS"
     verify term2        pass npf    "-DNW=2"
+    verify fan2         pass safety "-DNW=2 -DFAN"
 fi
 
 if [ $failures -ne 0 ]; then

@@ -41,6 +41,10 @@
  *   PROGRESS_BEAT   a heartbeat that is useful is a progress state (for the
  *                   "heartbeat thread never spins uselessly" check)
  *   LTL_LOSTKICK    adds the LTL property lostkick
+ *   FAN             the root forks A, B and D in a row, ticks twice, then
+ *                   joins D, B, A: with A reserved, a request answered at
+ *                   its second tick shares B and D as one batch (share.c,
+ *                   "Batches")
  *   BUG_*           deliberate bugs, see README.md
  */
 
@@ -68,8 +72,8 @@
 
 /* ---- the fork tree: root forks A and B, A forks C ------------------- */
 /* job ids: 0 root (never forked), 1 A, 2 B, 3 C (and, with
- * TREE4, 4 D forked by B) */
-#ifdef TREE4
+ * TREE4, 4 D forked by B; with FAN, 4 D forked by the root) */
+#if defined(TREE4) || defined(FAN)
 #define NJ 5
 #else
 #define NJ 4
@@ -88,6 +92,13 @@
                 (((j)==1 || (j)==2) -> ((p)==0 -> I_FORK : ((p)==1 -> I_JOIN : I_RET)) : I_RET))
 #define ARG(j,p) ((j)==0 -> ((p)==0 -> 1 : ((p)==1 -> 2 : ((p)==3 -> 2 : ((p)==4 -> 1 : 0)))) : \
                  ((j)==1 -> ((p)<=1 -> 3 : 0) : ((j)==2 -> ((p)<=1 -> 4 : 0) : 0)))
+#elif defined(FAN)
+/* root: fork A, B, D; tick; tick; join D, B, A */
+#define OP(j,p) ((j)==0 -> ((p)<=2 -> I_FORK : ((p)<=4 -> I_TICK : ((p)<=7 -> I_JOIN : I_RET))) : \
+                ((j)==1 -> ((p)==0 -> I_FORK : ((p)==1 -> I_JOIN : I_RET)) : I_RET))
+#define ARG(j,p) ((j)==0 -> ((p)==0 -> 1 : ((p)==1 -> 2 : ((p)==2 -> 4 : ((p)==5 -> 4 : \
+                 ((p)==6 -> 2 : ((p)==7 -> 1 : 0)))))) : \
+                 ((j)==1 -> ((p)<=1 -> 3 : 0) : 0))
 #elif defined(LONGLEAF)
 /* root: fork A; tick (or not); fork B; a leaf that never ends */
 #define OP(j,p) ((j)==0 -> ((p)==0 -> I_FORK : ((p)==1 -> I_TICK : ((p)==2 -> I_FORK : I_LEAF))) : \
@@ -112,10 +123,14 @@
 #define F_JOINED 5           /* joined: CLOVE__TAG_FREED after the slow path;
                               * the inline join marks nothing in C */
 #define F_RESERVED 6         /* CLOVE__TAG_RESERVED: in task->reserve */
+#define F_MEMBER 7           /* CLOVE__TAG_MEMBER: in a batch above its base
+                              * fbase[], whose state is the member's fate */
 
 /* bits of task->heartbeat */
 #define BEAT 1               /* CLOVE__HB_BEAT, stored by the heartbeat thread */
 #define ARM  2               /* CLOVE__HB_ARM, stored by the owner */
+#define REQ  4               /* CLOVE__HB_REQ, stored with BEAT by a taker
+                              * that found the ring empty (a request) */
 
 /* ---- shared state --------------------------------------------------- */
 /* guarded by pool->lock */
@@ -129,6 +144,10 @@ byte fsp[NJ];                /* job runs at on it (its top when it took
                               * arg): helping's leapfrog rule */
 byte fslot[NJ];              /* ring slot of a SHARED record */
 byte rjob[NJ];               /* ring slots: job id, 0 = hole/empty */
+byte rmem[NJ];               /* ring slots: the member of a batch of two
+                              * (the entry's n - 1 records above rjob), 0 =
+                              * none; a batch here has at most two records */
+byte fbase[NJ];              /* a MEMBER record's base */
 byte rhead, rtail;           /* ring_head, ring_tail (kept trimmed) */
 byte il[NT];                 /* idle list, il[0] = idle_first (LIFO) */
 byte nidle;                  /* idle_count (seq_cst stores under the lock) */
@@ -271,6 +290,8 @@ inline check_inv() {
 #define MS_K2         12     /* ... exchange */
 #define MS_K3         13     /* ... wake */
 #define MS_DONE1      14     /* run_one_locked after fn: lock, DONE */
+#define MS_DONE0      44     /* ... whether the job was shorter than an
+                              * interval (may request): a choice */
 #define MS_DONE_RELOCK 15    /* ... relock after waking the owner */
 #define MS_JRET       16     /* join_slow returns true (after the relay) */
 #define MS_M1         21     /* clove_pool_run: take the entry task */
@@ -316,6 +337,7 @@ inline check_inv() {
 
 inline push_frame(j, m) {
     fjob[sp] = j; fpc[sp] = 0; fmode[sp] = m; facc[sp] = 0; fwk[sp] = 0;
+    fnext[sp] = 0; fdn[sp] = j;
     sp++;
     assert(sp < DEPTH)
 }
@@ -325,24 +347,32 @@ inline run_one_start(m) {
     if
     :: RING_NONEMPTY ->
         g = rjob[rhead];
+        k = rmem[rhead];
         rjob[rhead] = 0;
+        rmem[rhead] = 0;
         rhead++;
         ring_trim();
 #ifndef BUG_RECLAIM_KEEPS_SLOT
         assert(fst[g] == F_SHARED);
 #endif
         fst[g] = F_TAKEN; ftk[g] = me; fsp[g] = sp;
-        printf("MSC: task %d takes job %d from the ring\n", me, g);
+        printf("MSC: task %d takes job %d from the ring (batch member %d)\n", me, g, k);
         push_frame(g, m);
+        /* a batch: its member runs after the base (run_batch, whose
+         * proxy forks are ordinary forks and not modelled); the base's
+         * DONE comes after both */
+        fnext[sp - 1] = k;
+        k = 0;
         got = 1
     :: else -> got = 0
     fi
 }
 
 /* Helping (clove__join_slow's loop, lock held, waiting for f): run_one
- * with the leapfrog rule of share.c: only the oldest ring job that f's
- * taker forked while running f (forked at or above the frame f runs at
- * on it). The cap of four nested helps never binds at these sizes.
+ * with the leapfrog rule of share.c: only the oldest ring job that the
+ * taker of w2 (f, or f's batch base) forked while running it (forked at
+ * or above the frame w2 runs at on it). The cap of four nested helps
+ * never binds at these sizes.
  * With HELP_ANY: any job, as before the rule (the rule is about stack
  * depth, which the model does not see: both must pass). */
 inline help_one_start() {
@@ -352,17 +382,21 @@ inline help_one_start() {
     got = 0;
     o = rhead;
     do
-    :: o != rtail && rjob[o] != 0 && fowner[rjob[o]] == ftk[f] && fkd[rjob[o]] >= fsp[f] ->
+    :: o != rtail && rjob[o] != 0 && fowner[rjob[o]] == ftk[w2] && fkd[rjob[o]] >= fsp[w2] ->
         g = rjob[o];
+        k = rmem[o];
         rjob[o] = 0;
+        rmem[o] = 0;
         ring_trim();
         assert(fst[g] == F_SHARED);
         fst[g] = F_TAKEN; ftk[g] = me; fsp[g] = sp;
-        printf("MSC: task %d helps with job %d (inside job %d)\n", me, g, f);
+        printf("MSC: task %d helps with job %d (inside job %d, batch member %d)\n", me, g, w2, k);
         push_frame(g, M_HELP);
+        fnext[sp - 1] = k;
+        k = 0;
         got = 1;
         break
-    :: o != rtail && !(rjob[o] != 0 && fowner[rjob[o]] == ftk[f] && fkd[rjob[o]] >= fsp[f]) ->
+    :: o != rtail && !(rjob[o] != 0 && fowner[rjob[o]] == ftk[w2] && fkd[rjob[o]] >= fsp[w2]) ->
         o++
     :: o == rtail -> break
     od;
@@ -405,11 +439,25 @@ inline jret_actions() {
 #endif
 inline jloop_body() {
     f = ARG(TJ, TP);
+    /* a member waits for its batch: its base's state (share.c) */
     if
-    :: fst[f] == F_DONE || WOKEN_MEANS_DONE ->
+    :: fst[f] == F_MEMBER -> w2 = fbase[f]
+    :: else -> w2 = f
+    fi;
+    if
+    :: fst[w2] == F_DONE || WOKEN_MEANS_DONE ->
         /* property 3: "taken" only after the job finished */
         printf("MSC: task %d: join of job %d leaves its wait loop\n", me, f);
-        assert(fst[f] == F_DONE && jdone[f]);
+        if
+        :: w2 != f -> assert(fst[fbase[f]] == F_DONE && jdone[f])
+        :: else -> assert(fst[f] == F_DONE && jdone[f])
+        fi;
+        /* task->done_batch: a member's batch seen DONE (under the lock),
+         * forgotten at any other such join */
+        if
+        :: w2 != f -> dcache = w2
+        :: else -> dcache = 0
+        fi;
         if
 #ifndef BUG_NO_RELAY
         :: fwk[sp - 1] && RING_NONEMPTY && nidle > 0 ->
@@ -441,7 +489,7 @@ inline jloop_body() {
                 ms = MS_WAKE
             :: else ->
                 k = 0;
-                waiting_on[me] = f;
+                waiting_on[me] = w2;
                 idle_push(me);
                 slret = SL_JOIN;
                 ms = MS_SL1
@@ -449,7 +497,7 @@ inline jloop_body() {
         fi;
         got = 0; g = 0
     fi;
-    f = 0;
+    f = 0; w2 = 0;
     check_inv()
 }
 
@@ -460,6 +508,11 @@ proctype Task(byte me)
 #endif
     byte sp;                          /* frames */
     byte fjob[DEPTH], fpc[DEPTH], fmode[DEPTH], facc[DEPTH];
+    byte fnext[DEPTH];                /* a batch's member, to run when this
+                                       * frame (its base's) returns */
+    byte fdn[DEPTH];                  /* the record whose DONE this frame's
+                                       * return stores (its own, or for a
+                                       * member its base's) */
     bit  fwk[DEPTH];                  /* join_slow's `woken` */
     byte q[3], qlen;                  /* the task's queue, [bottom, top) of
                                        * its job stack, oldest first (owner
@@ -474,8 +527,11 @@ proctype Task(byte me)
     byte rsh;                         /* task->own_reserve: the owner's shadow
                                        * of task->reserve (owner only) */
     byte aret;                        /* continuation after the re-arm */
-    byte f, g, k, o;                  /* scratch, always reset to 0 */
+    byte f, g, k, o, w2;              /* scratch, always reset to 0 */
     bit  got;
+    bit  hreq;                        /* the handler's v has REQ (a request) */
+    bit  rq;                          /* run_one_locked: the job was short */
+    byte dcache;                      /* task->done_batch (owner only) */
 
     if
     :: me == 0 -> ms = MS_M1
@@ -590,6 +646,14 @@ progress_tick:
         assert(qlen == 0);    /* LIFO: bottom == top */
         assert(fowner[f] == me);
         if
+        :: rsh != f && fst[f] == F_MEMBER && fbase[f] == dcache ->
+            /* a member of the batch seen DONE last (task->done_batch):
+             * joined without the lock */
+            printf("MSC: task %d joins member %d of a batch seen done\n", me, f);
+            assert(nsh > 0 && fseq[f] == nsh - 1);
+            nsh--;
+            assert(fst[dcache] == F_DONE && jdone[f]);
+            jret_actions()
         :: rsh == f ->
             rsh = 0;
             if
@@ -661,10 +725,23 @@ progress_tick:
         /* clove__join_slow: the first critical section */
         f = ARG(TJ, TP);
         assert(qlen == 0);
-        assert(fst[f] == F_SHARED || fst[f] == F_TAKEN || fst[f] == F_DONE);
+        assert(fst[f] == F_SHARED || fst[f] == F_TAKEN || fst[f] == F_DONE ||
+               fst[f] == F_MEMBER);
         assert(nsh > 0 && fseq[f] == nsh - 1);       /* LIFO sequence */
         nsh--;
         if
+        :: fst[f] == F_MEMBER && fst[fbase[f]] == F_SHARED ->
+            /* the batch is still in the ring: it shrinks by this member,
+             * the newest record in it; run it here */
+            assert(rmem[fslot[fbase[f]]] == f);
+            printf("MSC: task %d takes member %d back from its batch\n", me, f);
+#ifndef BUG_BATCH_NO_SHRINK
+            rmem[fslot[fbase[f]]] = 0;
+#endif
+            fst[f] = F_JOINED;
+            push_frame(f, M_LOCAL);
+            ms = MS_JOB;
+            f = 0
         :: fst[f] == F_SHARED ->
             /* reclaim: leave a hole, trim, run it here */
             printf("MSC: task %d reclaims job %d\n", me, f);
@@ -691,8 +768,10 @@ progress_tick:
         res[f] = facc[sp - 1] + 1;
         jdone[f] = 1;
         o = fmode[sp - 1];
+        k = fnext[sp - 1]; g = fdn[sp - 1];
         sp--;
         fjob[sp] = 0; fpc[sp] = 0; fmode[sp] = 0; facc[sp] = 0; fwk[sp] = 0;
+        fnext[sp] = 0; fdn[sp] = 0;
         if
         :: o == M_LOCAL ->
             /* back in the parent, after its clove_join returned false */
@@ -702,10 +781,27 @@ progress_tick:
             /* property 1: the root's result includes every job */
             assert(res[0] == NJ);
             ms = MS_M3
+        :: k != 0 ->
+            /* the base of a batch returned: its member next, same mode */
+            printf("MSC: task %d runs member %d of the batch of %d\n", me, k, g);
+#ifdef BUG_BATCH_EARLY_DONE
+            /* BUG: the base is marked DONE before the member has run */
+            fst[g] = F_DONE;
+#endif
+            push_frame(k, o);
+            fdn[sp - 1] = g
         :: else ->
-            dj = f; dmode = o; ms = MS_DONE1
+            dj = g; dmode = o; ms = MS_DONE0
         fi;
-        f = 0; o = 0 }
+        f = 0; o = 0; k = 0; g = 0 }
+    /* run_one_locked: the job ran for less than an interval (it may
+     * request) or not: the model has no clock, so either */
+    :: atomic { ms == MS_DONE0 ->
+        if
+        :: rq = 1
+        :: rq = 0
+        fi;
+        ms = MS_DONE1 }
 
     /* ================= clove__heartbeat_slow ======================= */
     /* Step 1: v = exchange(heartbeat, 0). Then heartbeat_beat (the fast
@@ -714,6 +810,7 @@ progress_tick:
      * hs_decide: the owner-local part of the step-2 hint (reserved != NULL
      * or the queue is not empty); the shared part is MS_HS1C */
 #define HS_DECIDE \
+        hreq = (hv & REQ) != 0; \
         if \
         :: (hv & BEAT) && (rsh != 0 || qlen > 0) -> ms = MS_HS1C \
         :: else -> ms = MS_HS3 \
@@ -749,16 +846,17 @@ progress_tick:
         :: else -> skip
         fi;
         HS_DECIDE }
-    /* step 2's shared hint: load idle_count */
+    /* step 2's shared hint: load idle_count (a request needs none) */
     :: d_step { ms == MS_HS1C ->
         if
-        :: nidle != 0 -> ms = MS_HS2
+        :: nidle != 0 || hreq -> ms = MS_HS2
         :: else -> ms = MS_HS3
         fi }
     /* step 2, the critical section */
     :: d_step { ms == MS_HS2 && hbl == 0 ->
         if
-        :: nidle > 0 ->      /* idle_first != NULL (the ring is never full) */
+        :: nidle > 0 || hreq ->  /* idle_first != NULL or a request (the
+                                  * ring is never full) */
             /* the reserve first (it is older than the queue): reserved =
              * NULL and CAS(reserve, f, NULL), which fails if the heartbeat
              * thread took it since MS_HS1B; the reserve keeps its sequence
@@ -803,15 +901,41 @@ progress_tick:
             :: f != 0 ->
                 fslot[f] = rtail;
                 rjob[rtail] = f;
-                rtail++;
+                rmem[rtail] = 0;
                 fst[f] = F_SHARED;
                 assert(fowner[f] == me);
+                /* a request: a batch, f and the queue's oldest above it
+                 * (MEMBER, sequence noffered++), one ring entry */
+                if
+                :: hreq && qlen > 0 ->
+                    k = q[0];
+                    o = 0;
+                    do
+                    :: o + 1 < qlen -> q[o] = q[o + 1]; o++
+                    :: else -> break
+                    od;
+                    qlen--; q[qlen] = 0;
+                    o = 0;
+                    fst[k] = F_MEMBER;
+                    fbase[k] = f;
+                    fseq[k] = nsh; nsh++;
+                    rmem[rtail] = k;
+                    printf("MSC: task %d shares jobs %d and %d as a batch\n", me, f, k);
+                    k = 0
+                :: else -> skip
+                fi;
+                rtail++;
                 f = 0;
-                /* ... and wake exactly one idle task, after unlocking */
-                wk = il[0];
-                idle_remove(wk);
-                wkret = MS_HS3;
-                ms = MS_WAKE
+                /* ... and wake exactly one idle task, if any, after
+                 * unlocking */
+                if
+                :: nidle > 0 ->
+                    wk = il[0];
+                    idle_remove(wk);
+                    wkret = MS_HS3;
+                    ms = MS_WAKE
+                :: else -> ms = MS_HS3
+                fi
             :: else -> ms = MS_HS3
             fi
         :: else -> ms = MS_HS3
@@ -822,6 +946,7 @@ progress_tick:
      * reserved = f and a release store of reserve (one step: the rest is
      * owner-local); otherwise rearm */
     :: d_step { ms == MS_HS3 ->
+        hreq = 0;
         if
         :: rsh == 0 && qlen > 0 ->
             f = q[0];
@@ -945,11 +1070,21 @@ progress_tick:
 
     /* ================= run_one_locked after fn returned ============ */
     :: d_step { ms == MS_DONE1 && hbl == 0 ->
-        /* clove__lock; after this store the owner may return */
-        assert(fst[dj] == F_TAKEN);
-        fst[dj] = F_DONE;
-        printf("MSC: task %d stores DONE for job %d\n", me, dj);
+        /* clove__lock; the request if the ring is empty (the owner's word
+         * is alive until it has seen DONE); after the DONE store the owner
+         * may return */
         o = fowner[dj];
+        if
+        :: rq && !RING_NONEMPTY -> hbflag[o] = BEAT | REQ;
+           printf("MSC: task %d requests more of task %d (BEAT|REQ)\n", me, o)
+        :: else -> skip
+        fi;
+#ifndef BUG_BATCH_EARLY_DONE
+        assert(fst[dj] == F_TAKEN);
+#endif
+        fst[dj] = F_DONE;
+        rq = 0;
+        printf("MSC: task %d stores DONE for job %d\n", me, dj);
         if
 #ifndef BUG_DONE_NO_WAKE
         :: idle[o] && waiting_on[o] == dj ->

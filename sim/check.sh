@@ -14,7 +14,9 @@
 # --no-beat-on-kick --probe-div 0, and the rejected --steal-every-beat
 # steals at the first beat (<= 50.2 ms); the probe steals on map 256 x 1 ms
 # (16 workers). The run-age gate delays the first beat by a quarter
-# interval.
+# interval. Wide fan-out (uts-loop 1000): the invariants, and requests
+# with batches lift 2 workers from no speed-up to more than 1.25x. Machine
+# model: Spice's c4-standard-16 speed-ups within 15 %.
 # Usage: sim/check.sh [PYTHON]   (default python3). Exit 0 on success.
 set -eu
 PY=${1:-python3}
@@ -118,6 +120,33 @@ g50, n50 = first_steal_ms(hb_phase_us=50), first_steal_ms(hb_phase_us=50, run_ag
 check(abs(g10 - n10 - 0.025) < 0.005 and abs(g50 - n50 - 0.025) < 0.005,
       f"pair 50 ms, 2 workers, heartbeat thread awake: phase 10 us {g10:.3f} ms gated vs "
       f"{n10:.3f} ms not; phase 50 us {g50:.3f} vs {n50:.3f} ms")
+
+# Wide fan-out (uts-loop, the loop-of-forks shape): the invariants, and the
+# request with its batches: at 2 workers without requests the second worker
+# gets one leaf a beat (no speed-up); with them it runs batches.
+w = cs.make_work("uts:1000")
+seq = w.size(w.root) * 5.0
+for P in (2, 16):
+    for kw in ({}, dict(request=False), dict(adaptive=False, batch=4)):
+        r = cs.simulate(w, P, c_node=5.0, **kw)
+        busy = P * r["time_ns"] * (1 - r["idle_frac"])
+        check(seq / r["time_ns"] <= P * (1 + 1e-9) and busy >= seq * (1 - 1e-9)
+              and r["stats"]["shares"] + r["stats"]["steals"] <= r["stats"]["wakes"] + 1
+              and (r["stats"]["batches"] == 0) == (not kw.get("request", True)),
+              f"{w.name}: P={P} {kw or 'default'}: speed-up {seq / r['time_ns']:.2f}, "
+              f"{r['stats']['batches']} batches, busy covers the work")
+a, b = (seq / cs.simulate(w, 2, c_node=5.0, request=q)["time_ns"] for q in (False, True))
+check(a < 1.05 and b > 1.25, f"{w.name}, 2 workers: {a:.2f}x without requests, {b:.2f}x with")
+
+# Machine model (README, "Machines and policies"): Spice's published speed-ups
+# on c4-standard-16, tree 1e8, within 15 %.
+w = cs.make_work("tree:1e8")
+spice = dict(c_node=3.93, machine="c4-standard-16", policy="spice")
+t1 = cs.simulate(w, 1, **spice)["time_ns"]
+for P, pub in ((2, 1.96), (4, 3.64), (8, 6.55), (16, 10.9)):
+    sp = t1 / cs.simulate(w, P, **spice)["time_ns"]
+    check(abs(sp - pub) <= 0.15 * pub, f"spice on c4-standard-16, tree 1e8, {P} threads: "
+          f"{sp:.2f}x vs published {pub}x ({100 * (sp - pub) / pub:+.1f} %)")
 
 m = designs.MEASURED[10000000]
 w = cs.TreeSum(10000000)

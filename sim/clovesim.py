@@ -74,6 +74,7 @@ DEFAULTS = dict(
     c_node_tree={1000: 2.83, 1000000: 2.917, 10000000: 3.007},  # ns per node, clove 1 thread
     c_node_tree_other=3.007,
     c_call_fib=1.755,        # ns per call, clove 1 thread (fib 32)
+    c_node_uts=5.0,          # ns per node, clove 1 thread, uts --shape loop (placeholder)
     heartbeat_us=100.0,
     hb_late_us=None,         # None: 0.1 * heartbeat (timer slack) + 17 us (measured: 127 us period at 100)
     hb_overhead_us=17.0,
@@ -85,6 +86,50 @@ DEFAULTS = dict(
     reclaim_us=0.05,         # owner reclaims a queued shared future (+ lock)
     join_done_us=0.05,       # owner finds its shared future DONE (+ lock)
 )
+
+# --------------------------------------------------------------------------
+# Machines (--machine): what P threads get of a machine. sim/README.md,
+# "Machines and policies", states where each number comes from.
+# --------------------------------------------------------------------------
+MACHINES = {
+    # GCP c4-standard-16: 16 vCPUs = 8 cores x 2 hyperthreads (Intel Xeon,
+    # 5th generation), Spice's benchmark machine (shared/DESIGN.md).
+    "c4-standard-16": dict(cores=8, smt=2, smt_yield=0.68, contention=0.031,
+                           contention_ref_ns=3.93,
+                           # a tree node on 1 thread there, by policy (the
+                           # tree workloads' default --c-node on this machine)
+                           tree_ns=dict(spice=3.93, clove=4.14)),
+}
+
+
+def machine_cost(m, c1, P):
+    """The per-node cost of each of P busy threads on machine m, from the
+    1-thread cost c1: threads fill one hyperthread of every core first;
+    a core's second hyperthread adds smt_yield of a core; each busy core
+    beyond the first slows every node by `contention` (shared memory
+    bandwidth), scaled by the workload's demand (contention_ref_ns / c1:
+    a node that takes longer asks less of memory per second); more threads
+    than hyperthreads share them by time."""
+    if m is None:
+        return c1
+    cores, smt = m["cores"], m["smt"]
+    hts = min(P, cores * smt)
+    busy_cores = min(hts, cores)
+    doubled = max(0, hts - cores)
+    k = m["contention"] * m["contention_ref_ns"] / c1
+    throughput = (busy_cores + m["smt_yield"] * doubled) / (1 + k * (busy_cores - 1))
+    return c1 * P / throughput
+
+
+# Policies (--policy): the rules of a runtime, as Sim keyword arguments.
+POLICIES = {
+    "clove": {},
+    # Spice (src/root.zig at 6d2d665, shared/DESIGN.md): no cascade, no
+    # reserve, no requests or batches; beats at a fixed period whether or
+    # not anybody is idle (no beat on kick, no probe, no run-age gate).
+    "spice": dict(cascade=False, reserve=False, request=False, batch=1, beat_on_kick=False,
+                  probe_div=0, run_age_div=0),
+}
 
 SHARED, TAKEN, DONE, RECLAIMED = 1, 2, 3, 4
 BUSY, IDLE, WAKING = 0, 1, 2
@@ -279,6 +324,107 @@ class Fan(LongLeaves):
         return "leaf" if d[0] == "L" or d[1] == 0 else f"fan of {d[1] + 1}"
 
 
+# bench/uts.c's tree (bench/rec.h): the root has b0 children, every other
+# node 4 children when a hash of its id is below q 2^64 (q = 0.2499), else
+# none; a child's id is a hash of its parent's id and its index.
+UTS_M, UTS_SEED, UTS_GOLDEN = 4, 3, 0x9E3779B97F4A7C15
+UTS_THRESHOLD = int(0.2499 * 18446744073709551616.0)
+M64 = (1 << 64) - 1
+
+
+def uts_mix(z):
+    """splitmix64's finalizer (rec_uts_mix)."""
+    z &= M64
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M64
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M64
+    return z ^ (z >> 31)
+
+
+class Uts:
+    """bench/uts.c's binomial unbalanced tree, in its loop-of-forks shape
+    (`uts --shape loop`): a node forks every child in a loop
+    (clove_fork_value) and joins them newest first, running each child
+    nobody took; the root does the same over its b0 children. The tree is
+    generated once (the subtree size of every node, in pre-order, child 0
+    first); a node costs one unit, a fork nothing more (the node cost c is
+    that of clove on one thread, forks included). Descriptors: a node's
+    pre-order index, or ("F", i, j): the forks of children j.. of node i,
+    whose oldest is child j (a fan, as Fan: fork child j, then the rest,
+    then run the newest first)."""
+
+    def __init__(self, b0):
+        import array
+        self.n = b0
+        self.name = f"uts-loop {b0}"
+        mix, G, TH = uts_mix, UTS_GOLDEN, UTS_THRESHOLD
+        sizes = array.array("I")
+        par = array.array("I")
+        kids = bytearray()
+        sizes.append(1)
+        par.append(0)
+        kids.append(0)
+        root = mix(UTS_SEED)
+        work = [(mix(root + (i + 1) * G), 0) for i in range(b0 - 1, -1, -1)]
+        pop, push = work.pop, work.append
+        while work:
+            z, pi = pop()
+            idx = len(sizes)
+            sizes.append(1)
+            par.append(pi)
+            if z < TH:
+                kids.append(UTS_M)
+                for i in range(UTS_M, 0, -1):
+                    push((mix(z + i * G), idx))
+            else:
+                kids.append(0)
+        for i in range(len(sizes) - 1, 0, -1):
+            sizes[par[i]] += sizes[i]
+        del par
+        self.sizes, self.kids = sizes, kids
+        kids[0] = 1 if b0 else 0            # (the root's fan-out is b0: see nkids)
+        off, c = [], 1
+        for _ in range(b0):
+            off.append(c)
+            c += sizes[c]
+        self.root_off = off
+        self.root = 0
+        self.nodes = len(sizes)
+
+    def nkids(self, i):
+        return self.n if i == 0 else self.kids[i]
+
+    def child(self, i, j):
+        if i == 0:
+            return self.root_off[j]
+        c = i + 1
+        for _ in range(j):
+            c += self.sizes[c]
+        return c
+
+    def size(self, d):
+        if isinstance(d, int):
+            return self.sizes[d]
+        _, i, j = d
+        return i + self.sizes[i] - self.child(i, j)
+
+    def cost(self, d):
+        return 1 if isinstance(d, int) else 0
+
+    def children(self, d):
+        if isinstance(d, int):
+            if self.nkids(d) == 0:
+                return None
+            return (("F", d, 0), self.sizes[d] - 1, None, 0, False)
+        _, i, j = d
+        c = self.child(i, j)
+        rest = ("F", i, j + 1) if j + 1 < self.nkids(i) else None
+        rs = self.size(rest) if rest is not None else 0
+        return (rest, rs, c, self.sizes[c], True)
+
+    def label(self, d):
+        return f"node {d}" if isinstance(d, int) else f"children {d[2]}.. of node {d[1]}"
+
+
 def map_leaves(kind, n, leaf_ms, seed=1):
     """Leaf costs (ns) of the map workloads: 'map' all equal; 'imap'
     exponentially distributed (mean leaf_ms, deterministic seed); 'tmap' a
@@ -297,13 +443,71 @@ def map_leaves(kind, n, leaf_ms, seed=1):
 # Simulator state
 # --------------------------------------------------------------------------
 class Job:
-    __slots__ = ("desc", "start", "size", "owner", "state", "left", "left_start", "taker")
+    __slots__ = ("desc", "start", "size", "owner", "_st", "left", "left_start", "taker",
+                 "batch", "members", "taken_t", "seen")
 
     def __init__(self, desc, start, size, owner, left, left_start):
         self.desc, self.start, self.size, self.owner = desc, start, size, owner
         self.left, self.left_start = left, left_start
-        self.state = SHARED
+        self._st = SHARED
         self.taker = None
+        self.taken_t = 0.0
+        self.seen = False          # a batch its owner has seen DONE
+        self.batch = None          # a member of a batch: the batch's job
+        self.members = None        # a batch: its member jobs, oldest first
+
+    @property
+    def state(self):
+        """A member not reclaimed has its batch's state."""
+        if self.batch is not None and self._st == SHARED:
+            return self.batch._st
+        return self._st
+
+    @state.setter
+    def state(self, v):
+        self._st = v
+
+
+def batch_desc(members):
+    """The descriptor of a batch job over members [(desc, size), ...]: the
+    member itself when there is one."""
+    return members[0][0] if len(members) == 1 else ("B", tuple(members))
+
+
+class BatchWork:
+    """A workload plus the batch descriptors ("B", members): the taker of a
+    batch runs its members oldest first, as a divide and conquer over the
+    range that forks the upper half and recurses into the lower one, so
+    that its own shares hand out halves of what remains."""
+
+    def __init__(self, work):
+        self.w = work
+
+    def __getattr__(self, name):
+        return getattr(self.w, name)
+
+    @staticmethod
+    def is_batch(d):
+        return isinstance(d, tuple) and len(d) == 2 and d[0] == "B"
+
+    def size(self, d):
+        if self.is_batch(d):
+            return sum(x[1] for x in d[1])
+        return self.w.size(d)
+
+    def cost(self, d):
+        return 0 if self.is_batch(d) else self.w.cost(d)
+
+    def children(self, d):
+        if not self.is_batch(d):
+            return self.w.children(d)
+        ms = d[1]
+        h = len(ms) // 2
+        lo, hi = ms[:h], ms[h:]
+        return (batch_desc(lo), sum(x[1] for x in lo), batch_desc(hi), sum(x[1] for x in hi), True)
+
+    def label(self, d):
+        return f"batch of {len(d[1])}" if self.is_batch(d) else self.w.label(d)
 
 
 class Ctx:
@@ -320,7 +524,7 @@ class Ctx:
 
 class Task:
     __slots__ = ("idx", "status", "stack", "flag", "flag_t", "gen", "answer_pending",
-                 "stolen", "agen", "ans_q", "rearm")
+                 "stolen", "agen", "ans_q", "rearm", "bsize", "req")
 
     def __init__(self, idx):
         self.idx = idx
@@ -334,6 +538,8 @@ class Task:
         self.agen = 0              # long-leaf workloads: generation of the pending answer event
         self.ans_q = None          # (ctx, position) of the fork a postponed answer waits for
         self.rearm = False         # what-if share_after_steal=False: the raised flag only re-reserves
+        self.bsize = 1             # adaptive batches: records in this task's next batch
+        self.req = False           # the raised flag is a request (a taker of ours went idle)
 
 
 class Sim:
@@ -344,8 +550,10 @@ class Sim:
                  idle_request=False, beat_on_kick=True, cascade_owner=True, reserve=True,
                  reserves=1, hb_wake_batch=16, hb_phase_us=None, join_ticks=False,
                  steal_every_beat=False, share_after_steal=True, probe_div=8,
-                 run_age_div=4, max_events=50_000_000):
-        self.W = work
+                 run_age_div=4, batch=64, request=True, adaptive=True,
+                 request_max_us=None,
+                 max_events=50_000_000):
+        self.W = BatchWork(work) if batch > 1 else work
         self.P = P
         self.c = (c_node * contention + contention_ns) if P > 1 else c_node
         self.idle_request = idle_request
@@ -368,6 +576,17 @@ class Sim:
         # interval / run_age_div (0: no such gate, the first pass beats it)
         self.run_age_div = run_age_div
         self.hb_wake_batch = hb_wake_batch
+        # a share moves up to `batch` oldest queued forks into the ring and
+        # wakes one idle task (k: as many forks, one wake each)
+        self.batch = batch
+        # request: a task that finished a shared job and finds the ring
+        # empty raises that job's owner's flag before it sleeps
+        self.request = request
+        # src/share.c: only a job shorter than an eighth of an interval requests
+        self.request_max = (heartbeat_us / 8 if request_max_us is None else request_max_us) * US
+        # adaptive: a task's batch size starts at 1, doubles at each share
+        # answering a request, halves when the task waits on a batch
+        self.adaptive = adaptive
         # long-leaf workloads: a flag is answered at the task's next fork
         # (found in the tree), not a fixed tick gap later
         self.long = getattr(work, "long", False)
@@ -393,10 +612,12 @@ class Sim:
         self.ring_head = 0
         self.ring_live = 0
         cap = 8
-        while cap < 4 * P:
+        while cap < 4 * P * max(1, batch) and cap < 65536:
             cap *= 2
         self.ring_cap = cap
+        self.c_batch_rec = 0.01 * US   # per extra record of a batch (its marks, its ring entry)
         self.lock_iv = []          # reserved (start, end) intervals of the pool lock
+        self.lock_held = 0.0       # total time the lock was held
         self.now = 0.0
         self.heap = []
         self.seq = 0
@@ -416,7 +637,7 @@ class Sim:
         self.peak_busy = 0
         self.stats = dict(beats=0, answers=0, shares=0, steals=0, wakes=0, empty_wakes=0,
                           reclaims=0, taken=0, waits=0, relays=0, events=0, kick_beats=0,
-                          probes=0, probe_steals=0)
+                          probes=0, probe_steals=0, batches=0, records=0, requests=0)
 
     # ---- event queue -----------------------------------------------------
     def push(self, t, kind, task=None, gen=0):
@@ -445,6 +666,7 @@ class Sim:
         else:
             pos = len(iv)
         iv.insert(pos, (start, start + hold))
+        self.lock_held += hold
         return start + hold
 
     # ---- busy accounting ---------------------------------------------------
@@ -762,6 +984,7 @@ class Sim:
     def start_job(self, w, job, t):
         job.state = TAKEN
         job.taker = w
+        job.taken_t = t
         self.stats["taken"] += 1
         if self.cascade and self.idle:
             self.raise_flag(w, t)
@@ -786,8 +1009,13 @@ class Sim:
             w.answer_pending = True
             self.push(t + self.tick_gap, EV_ANSWER, w)
 
-    def take_or_sleep(self, w, t):
-        """Under the lock: take the oldest ring job or go idle."""
+    def short_job(self, job, t):
+        """The request's test: the job ran for less than request_max."""
+        return t - job.taken_t < self.request_max
+
+    def take_or_sleep(self, w, t, owner=None):
+        """Under the lock: take the oldest ring job or go idle. owner: of
+        the shared job w just finished (for the request)."""
         t = self.locked(t)
         job = self.ring_pop()
         if job is not None:
@@ -795,6 +1023,15 @@ class Sim:
         else:
             self.set_status(w, IDLE, t)
             self.idle.append(w)
+            if self.request and owner is not None and owner.status == BUSY \
+                    and owner.stack and owner.stack[-1].waiting is None:
+                # the request: the owner shares at its next fork
+                self.stats["requests"] += 1
+                self.raise_flag(owner, t)
+                owner.req = True
+                if not owner.answer_pending:
+                    owner.answer_pending = True
+                    self.push(t + self.tick_gap, EV_ANSWER, owner)
             self.hb_kick(t)
             if self.idle_request:
                 self.flag_all(t)
@@ -850,6 +1087,7 @@ class Sim:
                           else t + (r[1] - p) * self.c, EV_ANSWER, w)
                 return
         w.flag = False
+        req, w.req = w.req, False
         w.stolen = 0                       # the handler reserves again (or the next fork does)
         self.stats["answers"] += 1
         if w.rearm:                        # what-if share_after_steal=False: reserve only
@@ -862,6 +1100,44 @@ class Sim:
             return
         now = t
         shared = 0
+        if self.batch > 1:
+            # a batch: the oldest queued forks, up to the batch size, one
+            # lock hold, one ring entry, one task woken
+            if self.adaptive:
+                # a request is answered with a batch that doubles at each
+                # request; a beat shares one fork (src/share.c, "Batches")
+                if req:
+                    w.bsize = min(self.batch, 2 * w.bsize)
+                n = w.bsize if req else 1
+            else:
+                n = self.batch
+            now = self.locked(now)
+            members = []
+            while len(members) < n and pend is not None and pend[0] != "block":
+                r, rstart, rs, l, lstart = pend
+                job = Job(r, rstart, rs, w, l, lstart)
+                ctx.shared.append(job)
+                members.append(job)
+                pend = self.oldest_pending(ctx, p)
+            self.stats["shares"] += 1          # a batch counts once, as in clove_stats
+            self.stats["records"] += len(members)
+            if len(members) == 1:
+                self.ring_push(members[0])
+            else:
+                b = Job(batch_desc([(m.desc, m.size) for m in members]), 0,
+                        sum(m.size for m in members), w, None, 0)
+                b.members = members
+                for m in members:
+                    m.batch = b
+                self.ring_push(b)
+                self.stats["batches"] += 1
+                now += self.c_batch_rec * (len(members) - 1)
+            v = self.idle.pop()
+            now += self.c_wake_call
+            self.wake(v, now)
+            self.overhead(w, t, now)
+            self.schedule_reach(w)
+            return
         while shared < self.k and self.idle and pend is not None and pend[0] != "block" \
                 and self.ring_live < self.ring_cap:
             r, rstart, rs, l, lstart = pend
@@ -886,6 +1162,22 @@ class Sim:
             s = ctx.shared.pop()
             ctx.p_ref = float(s.start)
             ctx.t_ref = t
+            b = s.batch
+            if b is not None and s.state == SHARED:
+                # the newest member of a batch still in the ring: the
+                # batch shrinks by one
+                assert b.members[-1] is s
+                b.members.pop()
+                b.size -= s.size
+                if b.members:
+                    b.desc = batch_desc([(m.desc, m.size) for m in b.members])
+                    self.ring_live += 1    # the entry stays (taken off again below)
+                else:
+                    b.state = RECLAIMED
+                s._st = SHARED
+                s.batch = None
+            elif b is not None and s.state == TAKEN and len(b.members) > 1 and self.adaptive:
+                s.owner.bsize = max(1, s.owner.bsize // 2)
             if s.state == SHARED:          # nobody took it: reclaim, run it here
                 s.state = RECLAIMED
                 self.ring_live -= 1
@@ -897,7 +1189,14 @@ class Sim:
                     self.arm_answer(w, ctx.t_ref)
             elif s.state == DONE:
                 ctx.p_ref = float(s.start + s.size)
-                ctx.t_ref = self.locked(t, self.c_lock + self.c_join_done)
+                if b is not None and b.seen:
+                    # a member of a batch this task has seen DONE already
+                    # (src/share.c keeps it in task->done_batch): no lock
+                    ctx.t_ref = t + self.c_join_done
+                else:
+                    ctx.t_ref = self.locked(t, self.c_lock + self.c_join_done)
+                    if b is not None:
+                        b.seen = True
                 self.schedule_reach(w)
                 if self.long and w.flag:
                     self.arm_answer(w, ctx.t_ref)
@@ -915,7 +1214,8 @@ class Sim:
         now = self.locked(t)
         job.state = DONE
         o = job.owner
-        if o.status == IDLE and o.stack and o.stack[-1].waiting is job:
+        ow = o.stack[-1].waiting if o.stack else None
+        if o.status == IDLE and ow is not None and (ow is job or ow.batch is job):
             self.idle.remove(o)
             now += self.c_wake_call
             self.wake(o, now)
@@ -924,9 +1224,9 @@ class Sim:
             if below.waiting.state == DONE:
                 self.resume(w, now)
             else:
-                self.take_or_sleep(w, now)
+                self.take_or_sleep(w, now, o if self.short_job(job, t) else None)
         else:
-            self.take_or_sleep(w, now)
+            self.take_or_sleep(w, now, o if self.short_job(job, t) else None)
 
     def on_woken(self, w, t):
         if w.stack and w.stack[-1].waiting is not None:   # a joiner
@@ -1014,6 +1314,7 @@ class Sim:
         return dict(
             workload=W.name, P=self.P, time_ns=T,
             idle_frac=self.idle_area / (self.P * T),
+            lock_frac=self.lock_held / T if T > 0 else 0.0,
             idle_work_frac=min(1.0, self.idle_work_area / (self.P * T)),
             all_busy_hb=(self.all_busy_at / self.H) if self.all_busy_at is not None else None,
             busy90_hb=(self.busy90_at / self.H) if self.busy90_at is not None else None,
@@ -1033,6 +1334,8 @@ def make_work(spec):
         return TreeSum(int(float(arg)))
     if kind == "fib":
         return Fib(int(arg))
+    if kind == "uts":
+        return Uts(int(float(arg)))
     args = arg.split(":") if arg else []
     try:
         if kind == "pair" and len(args) == 1:
@@ -1057,12 +1360,21 @@ def default_cost(work):
         return work.unit_ns
     if isinstance(work, Fib):
         return DEFAULTS["c_call_fib"]
+    if isinstance(work, Uts):
+        return DEFAULTS["c_node_uts"]
     return DEFAULTS["c_node_tree"].get(work.n, DEFAULTS["c_node_tree_other"])
 
 
-def simulate(work, P, c_node=None, **kw):
+def simulate(work, P, c_node=None, machine=None, policy=None, **kw):
+    """One run of work on P workers. machine: a MACHINES name (the node
+    cost then depends on P); policy: a POLICIES name, whose rules the
+    keyword arguments may override."""
     if c_node is None:
         c_node = default_cost(work)
+    if policy is not None:
+        kw = {**POLICIES[policy], **kw}
+    if machine is not None:
+        c_node = machine_cost(MACHINES[machine], c_node, P)
     return Sim(work, P, c_node, **kw).run()
 
 
@@ -1094,7 +1406,8 @@ def table(work, Ps, kw, out=sys.stdout, markdown=False):
                   f"idle {100 * r['idle_frac']:5.1f}%  idle-while-work {100 * r['idle_work_frac']:5.1f}%  "
                   f"all-busy {ab:>6s} hb  shares {r['stats']['shares']:6d}  "
                   f"steals {r['stats']['steals']:5d} (probe {r['stats']['probe_steals']:3d})  "
-                  f"wakes {r['stats']['wakes']:6d}  events {r['stats']['events']}", file=out)
+                  f"wakes {r['stats']['wakes']:6d}  lock {100 * r['lock_frac']:5.2f}%  "
+                  f"events {r['stats']['events']}", file=out)
     return rows
 
 
@@ -1178,9 +1491,31 @@ def main(argv=None):
                          "after its previous beat, then probes (--probe-div); src/heartbeat.c, "
                          "default on; --no-beat-on-kick: one full period after the kick, "
                          "no probe")
+    ap.add_argument("--request", action=argparse.BooleanOptionalAction, default=True,
+                    help="a task that finished a shared job shorter than --request-max-us and "
+                         "finds the ring empty raises the job owner's flag (a request) before it "
+                         "sleeps; src/, default on")
+    ap.add_argument("--request-max-us", type=float, default=None,
+                    help="only a shared job shorter than this requests (default: interval / 8)")
+    ap.add_argument("--batch", type=int, default=64,
+                    help="a request is answered with a batch of up to this many oldest queued "
+                         "forks, one ring entry, one task woken (src/ CLOVE__BATCH_MAX, 64); "
+                         "1: no batches")
+    ap.add_argument("--adaptive", action=argparse.BooleanOptionalAction, default=True,
+                    help="a task's batch size starts at 1, doubles with each request it answers, "
+                         "halves when it waits on a batch, and a plain beat shares one fork "
+                         "(src/, default); --no-adaptive: every share is a batch of --batch")
     ap.add_argument("--hb-per-task-us", type=float, default=DEFAULTS["hb_per_task_us"])
     ap.add_argument("--leaf-block", type=int, default=0,
                     help="subtrees of at most this many nodes run without forks (a grain)")
+    ap.add_argument("--machine", choices=sorted(MACHINES), default=None,
+                    help="a machine model: the node cost then depends on the worker count "
+                         "(hyperthreads, memory contention; sim/README.md, \"Machines and "
+                         "policies\"); default: none (every worker a whole core, no contention)")
+    ap.add_argument("--policy", choices=sorted(POLICIES), default="clove",
+                    help="the runtime's rules: clove (src/, the default) or spice (no cascade, "
+                         "no reserve, no requests, no beat on kick); its rules override the "
+                         "rule options")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--json", action="store_true", help="one JSON object per result")
     a = ap.parse_args(argv)
@@ -1193,15 +1528,20 @@ def main(argv=None):
               hb_phase_us=a.hb_phase_us, join_ticks=a.join_ticks,
               hb_per_task_us=a.hb_per_task_us, steal_every_beat=a.steal_every_beat,
               share_after_steal=a.share_after_steal, probe_div=a.probe_div,
-              run_age_div=a.run_age_div)
+              run_age_div=a.run_age_div, batch=a.batch, request=a.request,
+              adaptive=a.adaptive, request_max_us=a.request_max_us)
+    kw = {**kw, **POLICIES[a.policy], "machine": a.machine}
     for spec in a.workload or ["tree:1e7"]:
         work = make_work(spec)
+        if a.machine and a.c_node is None and isinstance(work, TreeSum):
+            kw["c_node"] = MACHINES[a.machine]["tree_ns"][a.policy]
         if a.json:
             for P in a.workers:
                 r = simulate(work, P, **kw)
                 print(json.dumps(r))
             continue
-        print(f"{work.name}: c = {kw['c_node'] or default_cost(work)} ns/"
+        print(f"{work.name}: policy {a.policy}, machine {a.machine or 'none'}, "
+              f"c = {kw['c_node'] or default_cost(work)} ns/"
               f"{'unit' if getattr(work, 'long', False) else 'node'}, heartbeat "
               f"{a.heartbeat_us:g} us, wake {a.wake_us:g} us, "
               f"{'cascade' if kw['cascade'] else 'no cascade'}"

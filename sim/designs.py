@@ -38,18 +38,19 @@ PS = [1, 2, 4, 16, 64, 256]
 # --probe-div 0). OLD, SEC6 and REJECTED also leave out the run-age gate
 # (--run-age-div 0), which changes only runs started with the heartbeat
 # thread awake (--hb-phase-us, warm_mean) at a phase under interval/4.
-OLD = dict(cascade_owner=False, reserve=False, beat_on_kick=False, probe_div=0, run_age_div=0)
+OLD = dict(cascade_owner=False, reserve=False, beat_on_kick=False, probe_div=0, run_age_div=0,
+           request=False, batch=1)
 # SEC6, the rules of the code of 3063e81, for the long-leaf tables and
 # column (i) of the rules and rejected tables: the reserve stolen only from
 # a task that left a whole interval unanswered (the default rule), no beat
 # on kick, no probe (--no-beat-on-kick --probe-div 0 --run-age-div 0). The
 # "unlimited beat on kick" rows add beat_on_kick="now": a beat on kick with
 # no one-interval limit, without a probe.
-SEC6 = dict(beat_on_kick=False, probe_div=0, run_age_div=0)
+SEC6 = dict(beat_on_kick=False, probe_div=0, run_age_div=0, request=False, batch=1)
 # REJECTED, the rejected alternative (--steal-every-beat --probe-div 0
 # --run-age-div 0): every beat steals every busy task's reserve; beat on
 # kick, no probe.
-REJECTED = dict(steal_every_beat=True, probe_div=0, run_age_div=0)
+REJECTED = dict(steal_every_beat=True, probe_div=0, run_age_div=0, request=False, batch=1)
 
 
 def old(kw=None):

@@ -48,6 +48,11 @@
  *   without the lock. The reserved record's fn is NULL (moved to out.run),
  *   so only its join takes the slow path: fork/join stay plain loads and
  *   stores (share.c).
+ * - Wide fan-out (a loop of forks leaves many small sibling records): a
+ *   taker whose shared job was short and that finds the ring empty raises
+ *   the owner's heartbeat word with REQ, and the owner answers at its next
+ *   fork with a batch of its oldest records, one ring entry, which the
+ *   taker runs as a splittable range (share.c, "Batches").
  * The protocol is model-checked with spin: see model/README.md, which maps
  * each part of model/clove.pml to the functions here.
  */
@@ -140,13 +145,19 @@ static inline void clove__tsan_acquire(void *addr)
  * task->reserve; SHARED, TAKEN and DONE are guarded by pool->lock. While
  * SHARED, bits 4..19 hold the record's slot in the ring (so the owner can
  * reclaim it in O(1); the ring has at most 4 * CLOVE_MAX_THREADS = 2^14
- * slots). In these four states the bits from 20 up hold the owner's
+ * slots). A batch (share.c) is a run of records shared as one ring entry:
+ * its first, the base, has the states above; each of the others is
+ * MEMBER for good (written once by the owner when it shares the batch,
+ * read by the owner and the taker), with its offset from the base in bits
+ * 4..19 (< CLOVE__BATCH_MAX); what happened to it is the base's state.
+ * In these five states the bits from 20 up hold the owner's
  * noffered count at the time of reserving or sharing (modulo 2^12 on 32-bit
  * targets, 2^44 on 64-bit), which lets the cold join path check LIFO
  * order. A record joined through the slow path is left FREED, so that a
  * second join of it is caught in every build.
  */
 #define CLOVE__TAG_MASK ((uintptr_t)0x7)
+#define CLOVE__TAG_MEMBER ((uintptr_t)0x3)   /* in a batch, above its base (share.c) */
 #define CLOVE__KIND_VALUE ((uintptr_t)0x8)   /* a clove_fork_value record */
 #define CLOVE__TAG_FREED ((uintptr_t)0x2)    /* joined through the slow path */
 #define CLOVE__TAG_RESERVED ((uintptr_t)0x4) /* in task->reserve (share.c) */
@@ -218,6 +229,13 @@ struct clove__task {
     uint32_t idle;                     /* lock: 1 while in the idle list */
     uint32_t noffered;                 /* owner: reserved or shared, not yet joined
                                         * (they are the records [base, bottom)) */
+    uint32_t batch_n;                  /* owner: records in the batch that answers
+                                        * the next request (1 .. CLOVE__BATCH_MAX) */
+    struct clove__job *done_batch;     /* owner: the base of a batch of ours seen
+                                        * DONE under the lock by the join of its
+                                        * member done_end: the records strictly
+                                        * between are members, done (NULL: none) */
+    struct clove__job *done_end;
     struct clove__slot *slot;          /* owner: counters and trace; constant */
     /* The reserved record (see clove__job) or NULL. atomic: set non-NULL
      * only by the owner (release store, no lock); cleared by whoever
@@ -259,11 +277,22 @@ struct clove__extern {
     struct clove__slot own;
 };
 
-/* One shared job in the ring. */
+/* One shared job in the ring: the records job .. job + n - 1 of owner's
+ * job stack, a batch when n > 1 (share.c). */
 struct clove__entry {
     struct clove__job *job;
     clove_task *owner;
+    uint32_t n;
 };
+
+/* The most records in one batch (share.c): the owner marks them under the
+ * lock, so this bounds that critical section. */
+#define CLOVE__BATCH_MAX 64u
+
+/* A bit of clove_task.heartbeat besides BEAT and ARM (clove.h), always
+ * stored with BEAT: a task that ran one of this task's shared jobs found
+ * nothing else to do (a request, share.c). */
+#define CLOVE__HB_REQ 4u
 
 struct clove_pool {
     /* -- Constant after clove_pool_create. ------------------------------ */

@@ -210,6 +210,8 @@ void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove
     atomic_init(&clove__tk(t)->sleep, 1);
     clove__tk(t)->idle = 0;
     clove__tk(t)->noffered = 0;
+    clove__tk(t)->batch_n = 1;
+    clove__tk(t)->done_batch = clove__tk(t)->done_end = NULL;
     t->index = index;
     atomic_init(&clove__tk(t)->reserve, NULL);
     atomic_init(&clove__tk(t)->stolen_ns, 0);
@@ -672,6 +674,7 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
         clove__tsan_acquire(t);
         if (p->nworkers > 0) {
             atomic_store_explicit(&t->heartbeat, CLOVE__HB_ARM, memory_order_relaxed);
+            clove__tk(t)->batch_n = 1;
             clove__hb_kick(p);
         }
     } else if (run_register(p, &c) != 0) {

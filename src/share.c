@@ -115,6 +115,7 @@ static uint32_t ring_push(clove_pool *p, struct clove__job *j, clove_task *owner
     uint32_t slot = (uint32_t)(p->ring_tail & (p->ring_cap - 1));
     p->ring[slot].job = j;
     p->ring[slot].owner = owner;
+    p->ring[slot].n = 1;
     p->ring_tail++;
     return slot;
 }
@@ -339,13 +340,53 @@ static inline void reserve_oldest(clove_task *t)
 }
 
 /* Share the claimed record j of owner into the ring as SHARED, keeping its
- * kind and sequence number. Lock held, ring not full. */
-static void share_locked(clove_pool *p, struct clove__job *j, clove_task *owner)
+ * kind and sequence number; returns its slot. Lock held, ring not full. */
+static uint32_t share_locked(clove_pool *p, struct clove__job *j, clove_task *owner)
 {
     uint32_t slot = ring_push(p, j, owner);
     j->state = CLOVE__TAG_SHARED | ((uintptr_t)slot << CLOVE__SLOT_SHIFT) |
                (j->state & ((CLOVE__SEQ_MASK << CLOVE__SEQ_SHIFT) | CLOVE__KIND_VALUE));
+    return slot;
 }
+
+/*
+ * Batches: wide fan-out (a loop that forks every child of a node, then
+ * joins them all) leaves a queue of sibling records whose oldest, the one a
+ * share hands out, is often a leaf: its taker is done at once and waits
+ * for the next beat. So a task that runs out of shared work *requests*
+ * more: before it marks its job DONE, if the job ran for less than a
+ * heartbeat interval and the ring is empty, it raises the job owner's
+ * heartbeat word with BEAT | REQ (run_one_locked; a longer job saw beats,
+ * and its owner's next piece is not likely to be small; the owner
+ * cannot have left the join of that job yet, so the word is alive). The
+ * owner answers at its next fork or tick (heartbeat_beat): it shares even
+ * when nobody is idle yet (the requester is about to be: it looks at the
+ * ring under the lock before it sleeps, so the batch is either found or
+ * its share wakes it), and it shares a *batch*: its oldest record (the
+ * reserve or the queue's oldest, the base, SHARED as a single share is)
+ * and the next oldest queued records above it, up to t->batch_n in all,
+ * as one ring entry of n records. Each of those others is marked MEMBER
+ * (with its offset from the base and its own LIFO sequence number) and
+ * counts in noffered, so its join leaves the inline path. batch_n starts
+ * at 1, doubles at each request answered (up to CLOVE__BATCH_MAX) and
+ * halves when the owner has to wait for one of its batches. A beat that is
+ * not a request shares one record, as before.
+ *
+ *   - The taker pops the entry (base TAKEN) and runs the n jobs, oldest
+ *     first, as a divide and conquer over the range that forks its upper
+ *     half (run_batch): so its own heartbeats hand out halves of what is
+ *     left, and it takes no lock per record. It marks the base DONE when
+ *     all n have run, and only then: a member's result is in its out.value
+ *     by then.
+ *   - The owner joins the members first (they are newer than the base).
+ *     Under the lock it looks at the base: SHARED (still in the ring) ->
+ *     the member is the entry's last record; the entry shrinks by one and
+ *     the join returns false. TAKEN -> wait for DONE (help, sleep on the
+ *     base like any join). DONE -> the member's result is there. The
+ *     base's own join is that of a single share (the entry is down to 1).
+ * Nothing of this is on the fork/join fast path.
+ * Model: the BATCH steps in model/clove.pml (model/README.md).
+ */
 
 /*
  * The heartbeat thread's half (lock held): if w has a reserve and a task is
@@ -420,6 +461,7 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
 {
     clove_pool *p = t->pool;
     clove_task *wake = NULL;
+    bool shared = false;
     uint64_t when = 0; /* the trace's time of this beat */
     /* Only the heartbeat thread clears t->reserve behind our back. The
      * acquire orders (memory orders in this handler: model/README.md,
@@ -431,10 +473,12 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
     }
     if (v & CLOVE__HB_BEAT) {
         clove__count(t, CLOVE__ST_HEARTBEATS, 1);
+        /* A request: share a batch, even with nobody idle yet (above). */
+        bool req = (v & CLOVE__HB_REQ) != 0;
         if ((clove__tk(t)->own_reserve != NULL || queued(t)) &&
-            atomic_load_explicit(&p->idle_count, memory_order_acquire) != 0) {
+            (req || atomic_load_explicit(&p->idle_count, memory_order_acquire) != 0)) {
             clove__lock(p);
-            if (p->idle_first != NULL && !ring_full(p)) {
+            if ((p->idle_first != NULL || req) && !ring_full(p)) {
                 struct clove__job *j = clove__tk(t)->own_reserve;
                 if (j != NULL) {
                     clove__tk(t)->own_reserve = NULL;
@@ -453,9 +497,25 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
                     clove__tk(t)->noffered++;
                 }
                 if (j != NULL) {
-                    share_locked(p, j, t);
+                    shared = true;
+                    uint32_t slot = share_locked(p, j, t);
+                    if (req) {
+                        uint32_t want = clove__tk(t)->batch_n * 2;
+                        if (want > CLOVE__BATCH_MAX)
+                            want = CLOVE__BATCH_MAX;
+                        clove__tk(t)->batch_n = want;
+                        uint32_t n = 1;
+                        for (; n < want && queued(t); n++) {
+                            struct clove__job *m = take_oldest(t);
+                            m->state |= CLOVE__TAG_MEMBER | ((uintptr_t)n << CLOVE__SLOT_SHIFT) |
+                                        seq_bits(clove__tk(t)->noffered);
+                            clove__tk(t)->noffered++;
+                        }
+                        p->ring[slot].n = n;
+                    }
                     wake = p->idle_first;
-                    clove__idle_remove_locked(wake);
+                    if (wake != NULL)
+                        clove__idle_remove_locked(wake);
                     /* The share's time, read before the wake-up: the
                      * woken task may start the job, and this thread be
                      * preempted, before the wake-up call returns. */
@@ -464,15 +524,15 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
                 }
             }
             clove__unlock(p);
-            if (wake) {
+            if (wake)
                 clove__wake_one(&clove__tk(wake)->sleep);
+            if (shared)
                 clove__count(t, CLOVE__ST_SHARED, 1);
-            }
         }
         if (CLOVE__UNLIKELY(clove__tk(t)->slot->trace != NULL)) {
-            if (wake == NULL)
+            if (!shared)
                 when = clove__now_ns();
-            clove__trace_write(clove__tk(t)->slot->trace, wake ? CLOVE__EV_SHARE : CLOVE__EV_BEAT, when,
+            clove__trace_write(clove__tk(t)->slot->trace, shared ? CLOVE__EV_SHARE : CLOVE__EV_BEAT, when,
                                when);
         }
     }
@@ -488,22 +548,75 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
 /* Running shared jobs                                                      */
 /* ------------------------------------------------------------------------ */
 
-/* A shared job that run_job_guarded is running. */
+/* Run the job of record m (one of a batch; its argument is arg: the
+ * batch's base has its taker's top in its arg field by now, see
+ * run_one_locked) and store its result. */
+static void run_member(clove_task *t, struct clove__job *m, void *arg)
+{
+    if (m->state & CLOVE__KIND_VALUE) {
+        m->out.value = m->out.run(t, arg);
+    } else {
+        m->out.vfn(t, arg);
+        m->out.value = 0;
+    }
+}
+
+struct batch_range {
+    struct clove__job *lo, *hi;
+    struct clove__job *base; /* the batch's first record, whose argument */
+    void *base_arg;          /* is here */
+};
+
+static void run_batch(clove_task *t, const struct batch_range *r);
+
+static void batch_range_job(clove_task *t, void *arg)
+{
+    run_batch(t, arg);
+}
+
+/* Run the jobs of the records [lo, hi) of a batch, oldest first: fork the
+ * upper half (an ordinary fork of t, which t's heartbeats may share),
+ * run the lower half, then the upper half if nobody took it. */
+static void run_batch(clove_task *t, const struct batch_range *r)
+{
+    struct clove__job *lo = r->lo, *hi = r->hi;
+    while (hi - lo > 1) {
+        struct clove__job *mid = lo + (hi - lo) / 2;
+        clove_future f;
+        struct batch_range upper = {mid, hi, r->base, r->base_arg};
+        clove_fork(t, &f, batch_range_job, &upper);
+        struct batch_range lower = {lo, mid, r->base, r->base_arg};
+        run_batch(t, &lower);
+        if (clove_join(t, &f))
+            return;
+        lo = mid;
+    }
+    run_member(t, lo, lo == r->base ? r->base_arg : lo->arg);
+}
+
+/* A shared job that run_job_guarded is running: one record's job, or a
+ * batch of n records from j (see "Batches"). */
 struct running_job {
     clove_task *t;
     clove_value_fn *run; /* a clove_fork_value job, or NULL */
     clove_fn *vfn;       /* a clove_fork job, or NULL */
     void *arg;
-    int64_t result;
+    struct clove__job *j;
+    uint32_t n;
 };
 
 static void run_job(void *p)
 {
     struct running_job *r = p;
-    if (r->run)
-        r->result = r->run(r->t, r->arg);
-    else
+    if (r->n > 1) {
+        struct batch_range all = {r->j, r->j + r->n, r->j, r->arg};
+        run_batch(r->t, &all);
+    } else if (r->run) {
+        r->j->out.value = r->run(r->t, r->arg);
+    } else {
         r->vfn(r->t, r->arg);
+        r->j->out.value = 0;
+    }
 }
 
 /* Cleanup handler of run_job_guarded: the thread left the job without
@@ -519,28 +632,25 @@ static void job_exited(void *arg)
 }
 
 /*
- * Run a shared job on t. Another task waits for it at its join, so the
- * thread must not be stopped inside it: on a thread that entered
- * clove_pool_run (the entry task or a registered one, helping while it
- * waits at a join) cancellation is disabled for the job's duration
- * (clove__cancel_off: pthread_setcancelstate, a few atomic operations on
- * this cold path; a
- * cancellation requested meanwhile acts at the thread's next cancellation
- * point after the job, in its own work), and on any thread pthread_exit
- * inside the job aborts with a message (job_exited) instead of leaving
- * the owner waiting. Pool workers are never cancelled: the library owns
- * them.
+ * Run a shared job (or batch) on t. Another task waits for it at its
+ * join, so the thread must not be stopped inside it: on a thread that
+ * entered clove_pool_run (the entry task or a registered one, helping
+ * while it waits at a join) cancellation is disabled for the job's
+ * duration (clove__cancel_off: pthread_setcancelstate, a few atomic
+ * operations on this cold path; a cancellation requested meanwhile acts
+ * at the thread's next cancellation point after the job, in its own
+ * work), and on any thread pthread_exit inside the job aborts with a
+ * message (job_exited) instead of leaving the owner waiting. Pool workers
+ * are never cancelled: the library owns them.
  */
-static int64_t run_job_guarded(clove_task *t, clove_value_fn *run, clove_fn *vfn, void *arg)
+static void run_job_guarded(struct running_job *r)
 {
-    clove_pool *p = t->pool;
-    bool external = t->index - 1u >= p->nworkers; /* not a pool worker */
+    clove_pool *p = r->t->pool;
+    bool external = r->t->index - 1u >= p->nworkers; /* not a pool worker */
     int cancel_state = external ? clove__cancel_off() : 0;
-    struct running_job r = {t, run, vfn, arg, 0};
-    clove__call_with_cleanup(run_job, &r, job_exited, &r);
+    clove__call_with_cleanup(run_job, r, job_exited, r);
     if (external)
         clove__cancel_restore(cancel_state);
-    return r.result;
 }
 
 /* Model: run_one_start, MS_DONE1, MS_DONE_RELOCK (BUG_DONE_NO_WAKE). */
@@ -578,25 +688,34 @@ static bool run_one_locked(clove_task *t, const struct clove__job *from)
     struct clove__job *saved_top = t->top;
     uint32_t saved_nshared = clove__tk(t)->noffered;
     struct clove__trace *tr = clove__tk(t)->slot->trace;
-    uint64_t t0 = tr ? clove__now_ns() : 0;
+    uint64_t t0 = clove__now_ns();
     clove__tk(t)->nest++;
     /* What the job wrote (a clove_fork job: through its argument block,
      * in the owner's frame until the join) and its result are published
      * by the DONE store below. */
-    int64_t result = run_job_guarded(t, run, vfn, arg);
+    struct running_job r = {t, run, vfn, arg, j, e.n};
+    run_job_guarded(&r);
     clove__tk(t)->nest--;
-    j->out.value = result;
+    uint64_t t1 = clove__now_ns();
     if (CLOVE__UNLIKELY(tr != NULL))
-        clove__trace_write(tr, CLOVE__EV_JOB, t0, clove__now_ns());
+        clove__trace_write(tr, CLOVE__EV_JOB, t0, t1);
     clove__count(t, CLOVE__ST_RAN, 1);
     if (t->top != saved_top || clove__tk(t)->noffered != saved_nshared)
         clove__misuse("shared job", "the job returned with a clove_fork that was never joined",
                       value ? clove__code_addr(run) : clove__code_addr(vfn));
 
     clove__lock(p);
-    /* After this store the owner may return from clove_join and reuse j. */
-    j->state = (j->state & ~CLOVE__TAG_MASK) | CLOVE__TAG_DONE;
     clove_task *owner = e.owner;
+    /* A job shorter than an eighth of an interval and nothing more in the ring: request
+     * more from the owner (see "Batches"). Its task is alive until it has
+     * seen DONE. Relaxed: the word is a hint, as the heartbeat thread's
+     * stores are. */
+    if (t1 - t0 < (uint64_t)p->heartbeat_us * (1000u / CLOVE__CHUNK_DIV) && ring_empty(p))
+        atomic_store_explicit(&owner->heartbeat, CLOVE__HB_BEAT | CLOVE__HB_REQ,
+                              memory_order_relaxed);
+    /* After this store the owner may return from clove_join and reuse j
+     * (and, for a batch, the records above it). */
+    j->state = (j->state & ~CLOVE__TAG_MASK) | CLOVE__TAG_DONE;
     if (clove__tk(owner)->idle && clove__tk(owner)->waiting_on == j) {
         clove__idle_remove_locked(owner);
         clove__unlock(p);
@@ -700,6 +819,22 @@ bool clove__join_slow(clove_task *t, struct clove__job *j, bool value)
         note_stolen(t);
         rearm(t);
     }
+    /* A member of the batch whose DONE this task saw last (see
+     * "Batches"), below the member that saw it: its result is there, and
+     * the lock that showed DONE made it visible. No lock. (Its state is
+     * the owner's: no other task writes a member's state.) */
+    if (j > clove__tk(t)->done_batch && j < clove__tk(t)->done_end && j < t->top) {
+        if (((j->state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) !=
+                ((clove__tk(t)->noffered - 1) & CLOVE__SEQ_MASK) ||
+            queued(t) || j + 1 != t->bottom)
+            lifo_misuse(clove__join_name(value), CLOVE__CALLER());
+        if (kind_differs(j, value))
+            clove__kind_misuse(value, CLOVE__CALLER());
+        /* Forks made from here on lie at j and above: out of the range. */
+        clove__tk(t)->done_end = j;
+        pop_to(t, j);
+        return true;
+    }
     return join_shared(t, j, value, CLOVE__CALLER());
 }
 
@@ -724,8 +859,8 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *j, boo
     uintptr_t tag = state & CLOVE__TAG_MASK;
     if (tag == CLOVE__TAG_FREED)
         clove__misuse(call, "this future was already joined", site);
-    if (p->nworkers == 0 ||
-        (tag != CLOVE__TAG_SHARED && tag != CLOVE__TAG_TAKEN && tag != CLOVE__TAG_DONE))
+    if (p->nworkers == 0 || (tag != CLOVE__TAG_SHARED && tag != CLOVE__TAG_TAKEN &&
+                             tag != CLOVE__TAG_DONE && tag != CLOVE__TAG_MEMBER))
         clove__misuse(call, "this future was never forked (or its memory was overwritten)",
                       site);
     if (((state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) != ((clove__tk(t)->noffered - 1) & CLOVE__SEQ_MASK) ||
@@ -734,9 +869,37 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *j, boo
     if (kind_differs(j, value))
         clove__kind_misuse(value, site);
 
-    if (tag == CLOVE__TAG_SHARED) {
-        /* Nobody took it yet: reclaim it, the caller runs it. */
+    /* A member of a batch: what happened to it is its base's state (see
+     * "Batches"); the member is the newest record of the batch left. */
+    struct clove__job *w = j;
+    if (tag == CLOVE__TAG_MEMBER) {
+        w = j - ((state >> CLOVE__SLOT_SHIFT) & CLOVE__SLOT_MASK);
+        state = w->state;
+        tag = state & CLOVE__TAG_MASK;
+        if (tag == CLOVE__TAG_SHARED) {
+            /* The batch is still in the ring: it shrinks by this record. */
+            struct clove__entry *e =
+                &p->ring[(state >> CLOVE__SLOT_SHIFT) & CLOVE__SLOT_MASK];
+            if (e->job != w || w + e->n != j + 1)
+                clove__misuse(call, "this future's batch is corrupt (its memory was overwritten)",
+                              site);
+            e->n--;
+            clove__unlock(p);
+            /* (Not counted: the batch counts as one share, reclaimed
+             * when its base is.) */
+            pop_to(t, j);
+            return false;
+        }
+        /* It was too big to wait for: the next one is half as big. */
+        if (tag == CLOVE__TAG_TAKEN && clove__tk(t)->batch_n > 1)
+            clove__tk(t)->batch_n /= 2;
+    } else if (tag == CLOVE__TAG_SHARED) {
+        /* Nobody took it yet: reclaim it, the caller runs it. (A batch's
+         * members were joined first: it is down to its base.) */
         uint32_t slot = (uint32_t)((state >> CLOVE__SLOT_SHIFT) & CLOVE__SLOT_MASK);
+        if (p->ring[slot].job != j || p->ring[slot].n != 1)
+            clove__misuse(call, "this future's batch is corrupt (its memory was overwritten)",
+                          site);
         p->ring[slot].job = NULL;
         ring_trim(p);
         clove__unlock(p);
@@ -745,25 +908,26 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *j, boo
         return false;
     }
 
-    /* Taken: help with other shared jobs while it runs (those the stack
-     * has room for: see "Helping" above), sleep when there are none; the
-     * taker wakes us when it is done. */
+    /* Taken (j, or the batch of the member j, whose base is w): help with
+     * other shared jobs while it runs (those the stack has room for: see
+     * "Helping" above; w's arg holds its taker's top when it took w),
+     * sleep when there are none; the taker wakes us when it is done. */
     bool woken = false;
     uint64_t t0 = clove__now_ns();
-    while ((j->state & CLOVE__TAG_MASK) != CLOVE__TAG_DONE) {
-        if (clove__tk(t)->nest < HELP_NEST_MAX && run_one_locked(t, j->arg)) {
+    while ((w->state & CLOVE__TAG_MASK) != CLOVE__TAG_DONE) {
+        if (clove__tk(t)->nest < HELP_NEST_MAX && run_one_locked(t, w->arg)) {
             woken = false;
             continue;
         }
         /* A share woke us for a job we may not take: pass it on to a
          * task in its worker loop (never to another waiter, which might
-         * pass it back). The lock was dropped meanwhile: look again (j
+         * pass it back). The lock was dropped meanwhile: look again (w
          * may be DONE, and its taker did not wake us: we were not idle). */
         if (woken && relay_locked(p, true)) {
             woken = false;
             continue;
         }
-        clove__tk(t)->waiting_on = j;
+        clove__tk(t)->waiting_on = w;
         clove__sleep_locked(t);
         clove__tk(t)->waiting_on = NULL;
         woken = true;
@@ -780,11 +944,20 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *j, boo
     clove__unlock(p);
     if (relay)
         clove__wake_one(&clove__tk(relay)->sleep);
+    /* A member's batch is done: the joins of the members below it need
+     * no lock (clove__join_slow). Any other such join forgets it. */
+    clove__tk(t)->done_batch = w != j ? w : NULL;
+    clove__tk(t)->done_end = w != j ? j : NULL;
     uint64_t t1 = clove__now_ns();
-    clove__count(t, CLOVE__ST_WAITS, 1);
-    clove__count(t, CLOVE__ST_WAIT_NS, t1 - t0);
-    if (CLOVE__UNLIKELY(clove__tk(t)->slot->trace != NULL))
-        clove__trace_write(clove__tk(t)->slot->trace, CLOVE__EV_WAIT, t0, t1);
+    /* Counted when the job was still running at the first look (so a
+     * batch, whose records' joins all look at its base, counts at most
+     * one). */
+    if (tag == CLOVE__TAG_TAKEN) {
+        clove__count(t, CLOVE__ST_WAITS, 1);
+        clove__count(t, CLOVE__ST_WAIT_NS, t1 - t0);
+        if (CLOVE__UNLIKELY(clove__tk(t)->slot->trace != NULL))
+            clove__trace_write(clove__tk(t)->slot->trace, CLOVE__EV_WAIT, t0, t1);
+    }
     pop_to(t, j);
     return true;
 }
@@ -843,6 +1016,8 @@ void clove__task_abandon(clove_task *t)
     t->top = t->base;
     t->bottom = t->base;
     clove__tk(t)->noffered = 0;
+    clove__tk(t)->done_batch = NULL; /* no batch of these records is joined */
+    clove__tk(t)->done_end = NULL;
     if (p->nworkers > 0)
         rearm(t);
 }

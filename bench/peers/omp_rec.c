@@ -14,6 +14,7 @@
 #include "../rec.h"
 
 #include <omp.h>
+#include <stdlib.h>
 
 /* ---- fib ---------------------------------------------------------------- */
 
@@ -125,4 +126,66 @@ __attribute__((noinline)) rec_result omp_rec_nqueens(uint64_t n, unsigned thread
 #pragma omp single
     r = nq_omp(all, 0, 0, 0, 0, cutoff);
     return (rec_result){ r, 0 };
+}
+
+/* ---- uts, --shape loop ------------------------------------------------ */
+
+/* The subtree of node id at `depth`, packed (REC_UTS_PACK): a task per
+ * child, forked in a loop, then one taskwait (uts.c's loop shape). */
+static int64_t uts_loop_omp(uint64_t id, uint32_t depth, unsigned cutoff)
+{
+    if (cutoff && depth >= cutoff) {
+        rec_result r = { 0, 0 };
+        rec_uts_seq(id, 0, &r);
+        return REC_UTS_PACK(r.aux, r.value);
+    }
+    unsigned k = rec_uts_nchildren(id);
+    if (!k)
+        return REC_UTS_PACK(0, 1);
+    int64_t res[REC_UTS_M];
+    for (unsigned i = 0; i < k; i++) {
+        uint64_t c = rec_uts_child(id, i);
+        int64_t *slot = &res[i];
+#pragma omp task firstprivate(slot, c, depth, cutoff) default(none)
+        *slot = uts_loop_omp(c, depth + 1, cutoff);
+    }
+#pragma omp taskwait
+    int64_t nodes = 1, h = 0;
+    for (unsigned i = 0; i < k; i++) {
+        nodes += res[i] & REC_UTS_NODES_MASK;
+        if (res[i] >> REC_UTS_HEIGHT_SHIFT > h)
+            h = res[i] >> REC_UTS_HEIGHT_SHIFT;
+    }
+    return REC_UTS_PACK(h + 1, nodes);
+}
+
+static void uts_loop_omp_root(uint64_t n, unsigned cutoff, int64_t *res, rec_result *r)
+{
+    uint64_t root = rec_uts_root();
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t c = rec_uts_child(root, (unsigned)i);
+        int64_t *slot = &res[i];
+#pragma omp task firstprivate(slot, c, cutoff) default(none)
+        *slot = uts_loop_omp(c, 1, cutoff);
+    }
+#pragma omp taskwait
+    for (uint64_t i = 0; i < n; i++) {
+        r->value += (uint64_t)(res[i] & REC_UTS_NODES_MASK);
+        if ((uint64_t)(res[i] >> REC_UTS_HEIGHT_SHIFT) + 1 > r->aux)
+            r->aux = (uint64_t)(res[i] >> REC_UTS_HEIGHT_SHIFT) + 1;
+    }
+}
+
+__attribute__((noinline)) rec_result omp_rec_uts_loop(uint64_t n, unsigned threads,
+                                                      unsigned cutoff)
+{
+    rec_result r = { 1, 0 };
+    int64_t *res = malloc(n * sizeof *res);
+    if (res == NULL)
+        return (rec_result){ UINT64_MAX, UINT64_MAX };
+#pragma omp parallel num_threads((int)threads) shared(r, n, cutoff, res) default(none)
+#pragma omp single
+    uts_loop_omp_root(n, cutoff, res, &r);
+    free(res);
+    return r;
 }

@@ -69,6 +69,35 @@ void uts_tbb(uint64_t parent, uint64_t lo, uint64_t hi, uint32_t depth, unsigned
         uts_tbb(id, 0, k, depth + 1, cutoff, r);
 }
 
+// The subtree of node id at `depth`, packed (REC_UTS_PACK): a task_group
+// run per child, forked in a loop, then one wait (uts.c's loop shape).
+int64_t uts_loop_tbb(uint64_t id, uint32_t depth, unsigned cutoff)
+{
+    if (cutoff && depth >= cutoff) {
+        rec_result r{0, 0};
+        rec_uts_seq(id, 0, &r);
+        return REC_UTS_PACK(r.aux, r.value);
+    }
+    unsigned k = rec_uts_nchildren(id);
+    if (!k)
+        return REC_UTS_PACK(0, 1);
+    int64_t res[REC_UTS_M];
+    tbb::task_group g;
+    for (unsigned i = 0; i < k; i++) {
+        uint64_t c = rec_uts_child(id, i);
+        int64_t *slot = &res[i];
+        g.run([slot, c, depth, cutoff] { *slot = uts_loop_tbb(c, depth + 1, cutoff); });
+    }
+    g.wait();
+    int64_t nodes = 1, h = 0;
+    for (unsigned i = 0; i < k; i++) {
+        nodes += res[i] & REC_UTS_NODES_MASK;
+        if (res[i] >> REC_UTS_HEIGHT_SHIFT > h)
+            h = res[i] >> REC_UTS_HEIGHT_SHIFT;
+    }
+    return REC_UTS_PACK(h + 1, nodes);
+}
+
 uint64_t nq_tbb(uint32_t all, uint32_t cols, uint32_t d1, uint32_t d2, unsigned row,
                 unsigned cutoff)
 {
@@ -136,6 +165,35 @@ extern "C" __attribute__((noinline)) rec_result tbb_rec_nqueens(void *arena, uin
         uint32_t all = static_cast<uint32_t>((1ull << n) - 1);
         static_cast<tbb::task_arena *>(arena)->execute(
             [&r, all, cutoff] { r.value = nq_tbb(all, 0, 0, 0, 0, cutoff); });
+        return r;
+    } catch (...) {
+        return failed;
+    }
+}
+
+extern "C" __attribute__((noinline)) rec_result tbb_rec_uts_loop(void *arena, uint64_t n,
+                                                                  unsigned cutoff)
+{
+    try {
+        rec_result r{1, 0};
+        std::unique_ptr<int64_t[]> res(new int64_t[n]);
+        int64_t *out = res.get();
+        static_cast<tbb::task_arena *>(arena)->execute([&r, n, cutoff, out] {
+            uint64_t root = rec_uts_root();
+            tbb::task_group g;
+            for (uint64_t i = 0; i < n; i++) {
+                uint64_t c = rec_uts_child(root, static_cast<unsigned>(i));
+                int64_t *slot = &out[i];
+                g.run([slot, c, cutoff] { *slot = uts_loop_tbb(c, 1, cutoff); });
+            }
+            g.wait();
+            for (uint64_t i = 0; i < n; i++) {
+                r.value += static_cast<uint64_t>(out[i] & REC_UTS_NODES_MASK);
+                uint64_t d = static_cast<uint64_t>(out[i] >> REC_UTS_HEIGHT_SHIFT) + 1;
+                if (d > r.aux)
+                    r.aux = d;
+            }
+        });
         return r;
     } catch (...) {
         return failed;
