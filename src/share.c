@@ -777,6 +777,20 @@ static inline bool kind_differs(const struct clove__job *j, bool value)
     return ((j->state & CLOVE__KIND_VALUE) != 0) != value;
 }
 
+/* The owner pops j without the lock: it must be the newest record it
+ * offered, with nothing queued above it, joined by the form that forked
+ * it. site: the join's caller, for the message. */
+static inline void check_own_pop(clove_task *t, const struct clove__job *j, bool value,
+                                 const void *site)
+{
+    if (((j->state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) !=
+            ((clove__tk(t)->noffered - 1) & CLOVE__SEQ_MASK) ||
+        queued(t) || j + 1 != t->bottom)
+        lifo_misuse(clove__join_name(value), site);
+    if (kind_differs(j, value))
+        clove__kind_misuse(value, site);
+}
+
 /* The record j, reserved or shared, is popped: nothing of t is queued or
  * reserved above it any more (owner only). */
 static inline void pop_to(clove_task *t, struct clove__job *j)
@@ -806,12 +820,7 @@ bool clove__join_slow(clove_task *t, struct clove__job *j, bool value)
         struct clove__job *expected = j;
         if (CLOVE__LIKELY(atomic_compare_exchange_strong_explicit(
                 &clove__tk(t)->reserve, &expected, NULL, memory_order_relaxed, memory_order_relaxed))) {
-            if (((j->state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) !=
-                    ((clove__tk(t)->noffered - 1) & CLOVE__SEQ_MASK) ||
-                queued(t) || j + 1 != t->bottom)
-                lifo_misuse(clove__join_name(value), CLOVE__CALLER());
-            if (kind_differs(j, value))
-                clove__kind_misuse(value, CLOVE__CALLER());
+            check_own_pop(t, j, value, CLOVE__CALLER());
             pop_to(t, j);
             rearm(t);
             return false;
@@ -824,12 +833,7 @@ bool clove__join_slow(clove_task *t, struct clove__job *j, bool value)
      * the lock that showed DONE made it visible. No lock. (Its state is
      * the owner's: no other task writes a member's state.) */
     if (j > clove__tk(t)->done_batch && j < clove__tk(t)->done_end && j < t->top) {
-        if (((j->state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) !=
-                ((clove__tk(t)->noffered - 1) & CLOVE__SEQ_MASK) ||
-            queued(t) || j + 1 != t->bottom)
-            lifo_misuse(clove__join_name(value), CLOVE__CALLER());
-        if (kind_differs(j, value))
-            clove__kind_misuse(value, CLOVE__CALLER());
+        check_own_pop(t, j, value, CLOVE__CALLER());
         /* Forks made from here on lie at j and above: out of the range. */
         clove__tk(t)->done_end = j;
         pop_to(t, j);
