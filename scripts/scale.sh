@@ -59,6 +59,7 @@ mkdir -p "$build"
 # or link-path entries that would point outside the kit. --disable-new-dtags
 # writes DT_RPATH, which (unlike DT_RUNPATH) also serves the libraries'
 # own dependencies and is not overridden by LD_LIBRARY_PATH.
+# shellcheck disable=SC2016 # $ORIGIN is for the dynamic linker
 if ! cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
      -DCLOVE_BUILD_BENCH=ON -DCLOVE_BUILD_TESTS=OFF -DCLOVE_BUILD_EXAMPLES=OFF \
      -DCLOVE_INSTALL=OFF -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON \
@@ -99,7 +100,7 @@ fi
 [ -z "$rayon_note" ] || echo "scale.sh: note: Rayon companion not built: $rayon_note"
 
 echo "scale.sh: assembling $dir"
-rm -rf "$dir/bin" "$dir/lib"
+rm -rf "${dir:?}/bin" "${dir:?}/lib"
 mkdir -p "$dir/bin" "$dir/lib"
 for b in "${benches[@]}"; do
   cp "$build/bench/$b" "$dir/bin/$b"
@@ -139,6 +140,7 @@ if command -v patchelf >/dev/null 2>&1; then
   for f in "$dir"/lib/*; do
     [ -f "$f" ] || continue
     if ldd_deps "$f" | awk -v re="$runtime_re" '$1 !~ re { found = 1 } END { exit !found }'; then
+      # shellcheck disable=SC2016
       patchelf --set-rpath '$ORIGIN' "$f"
     fi
   done
@@ -176,7 +178,8 @@ kv() { printf "%s='%s'\n" "$1" "${2//\'/}"; }
   kv tbb_version "${tbb_v:+oneTBB $tbb_v}"
   if [ -n "$rayon_bin" ]; then
     kv rayon 1
-    kv rayon_version "$(cargo --version), $rustc_v"
+    crate=$(compgen -G "/usr/share/cargo/registry/rayon-[0-9]*" | head -n 1)
+    kv rayon_version "${crate##*/} (Debian librust-rayon-dev), $rustc_v"
   else
     kv rayon 0
     kv rayon_version "not built: $rayon_note"

@@ -13,12 +13,13 @@
 # (next to this script) describes the workloads and the columns.
 # Usage: run.sh [--full | --quick | --smoke] [--out RESULTS] [--threads "1 2 4"]
 #               [--dry-run] [--no-plots]
-#   --full     the whole sweep (the default): under 8 minutes on 16 cores
+#   --full     the whole sweep (the default), sized for under 8 minutes on 16 cores
 #   --quick    fewer thread counts (1, 2, cores, 2 x cores) and smaller sizes
-#   --smoke    tiny sizes, 3 samples, threads 1 and 2: checks that all runs
+#   --smoke    tiny sizes, 3 samples, threads 1 and 2: checks that everything runs
 #   --out DIR  where the results go (default: results/ next to this script)
 #   --threads  the thread counts instead of the mode's
 #   --dry-run  print the plan and the estimate, run nothing
+#   --no-plots  draw no PNGs
 set -o pipefail
 kit=$(cd "$(dirname "$0")" && pwd)
 bin=$kit/bin
@@ -52,6 +53,7 @@ case "$out" in /*) ;; *) out=$PWD/$out ;; esac
 
 cores=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 if [ -n "$threads_opt" ]; then
+  # shellcheck disable=SC2086 # split the list into words
   threads=$(printf '%s\n' ${threads_opt//,/ } | awk '/^[0-9]+$/ && $1 > 0' | sort -n -u | tr '\n' ' ')
 else
   case $mode in
@@ -62,6 +64,7 @@ else
       while ((t <= 2 * cores)); do list="$list $t"; t=$((t * 2)); done
       list="$list $cores $((2 * cores))" ;;
   esac
+  # shellcheck disable=SC2086
   threads=$(printf '%s\n' $list | sort -n -u | tr '\n' ' ')
 fi
 threads=${threads% }
@@ -96,7 +99,7 @@ case $mode in
     loops_peer=(--min-time 0.05 --peer-time 0.1)
     sort_args=(-n 1000000 --reps 3)
     rayon_args=(--min-time 0.1 --min-samples 3)
-    scale=0.15 ;;
+    scale=0.2 ;;
   smoke)
     tree_big=100000 tree_args=(--quick)
     main=(--quick --batch 5) peer=(--quick --batch 5) tree_peer=(--batch 5)
@@ -104,7 +107,7 @@ case $mode in
     loops_n=(a "" b "" c "") loops_main=(--quick) loops_peer=(--quick)
     sort_args=(--quick)
     rayon_args=(--quick)
-    scale=0.02 ;;
+    scale=0.05 ;;
   *) echo "run.sh: unknown mode $mode" >&2; exit 2 ;;
 esac
 if [ "$mode" = full ] && [ -n "$mem_kb" ] && ((mem_kb < 8 * 1024 * 1024)); then
@@ -116,7 +119,8 @@ fi
 # plan STEM KEEP FIXED PER_THREAD UNIT BINARY ARGS...: one benchmark process;
 # its --csv rows whose impl is in KEEP (comma list, or "all") go to
 # STEM.csv. FIXED + PER_THREAD x (thread counts) is its time estimate in
-# seconds on 16 cores (full sizes; the smaller modes scale it).
+# seconds on 16 cores at full sizes (the smaller modes scale it), guessed
+# from timings on 2 cores.
 P_STEM=() P_KEEP=() P_EST=() P_UNIT=() P_CMD=()
 plan() {
   local est
@@ -179,8 +183,8 @@ echo "clove scaling kit: clove $clove_version ($clove_commit); $cores CPUs; mode
 echo "threads: $threads"
 echo "peers: ${peers:-none}; Rayon: $( ((rayon)) && echo built || echo "${rayon_version:-not built}")"
 for n in "${notes[@]}"; do echo "note: $n"; done
-echo "${#P_CMD[@]} benchmark runs; estimate $(mins "$total_est") (from 16-core timings;" \
-  "it grows with the number of thread counts, $nt here)"
+echo "${#P_CMD[@]} benchmark runs; estimate $(mins "$total_est") (sized for 16 cores from 2-core" \
+  "timings; it grows with the number of thread counts, $nt here)"
 if ((dry)); then
   for ((i = 0; i < ${#P_CMD[@]}; i++)); do
     printf '  %-16s %-32s ~%3ss  %s %s\n' "${P_STEM[i]}" "${P_KEEP[i]}" "${P_EST[i]}" \
@@ -205,7 +209,8 @@ rm -f "$out"/logs/*.csv "$out"/logs/*.txt
   if [ -r /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor ]; then
     echo "cpufreq governor (cpu0): $(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor)"
   fi
-  nodes=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
+  nodes=0
+  for d in /sys/devices/system/node/node[0-9]*; do [ -d "$d" ] && nodes=$((nodes + 1)); done
   [ "$nodes" -gt 0 ] && echo "numa nodes: $nodes"
   echo "kit: clove $clove_version ($clove_commit), built with $built_with"
   echo "kit peers: ${omp_version:-no OpenMP}; ${tbb_version:-no oneTBB}; Rayon: ${rayon_version:-none}"
