@@ -160,6 +160,8 @@ typedef struct rec_workload {
     const char *name;      /* "fib": program name, CSV workload column */
     const char *title;     /* one-line description for the output header */
     const char *unit;      /* what the time is divided by: "call", "node" */
+    const char *options;   /* the workload's own options for --help: lines
+                            * ending in "\n", or NULL */
     uint64_t default_n, quick_n, min_n, max_n;
     unsigned default_cutoff; /* for the omp_cutoff / tbb_cutoff rows */
     size_t stack_size;     /* clove / TBB worker stacks (0: default); when

@@ -144,6 +144,8 @@ static void usage(void)
             "  --quick       smoke test: 3 samples, default size %" PRIu64 "\n",
             bench_prog, W->title, W->default_n, W->quick_n, W->min_n, W->max_n,
             W->default_cutoff, W->unit, W->unit, W->quick_n);
+    if (W->options)
+        fputs(W->options, stderr);
     exit(2);
 }
 

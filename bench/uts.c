@@ -257,6 +257,9 @@ int main(int argc, char **argv)
                  " with q = 0.2499), a fork per child (no cutoff); result ="
                  " nodes, aux = max depth",
         .unit = "node",
+        .options = "  --shape S     halves (default): a node's children are a range split in\n"
+                   "                halves, the upper half forked; loop: every child\n"
+                   "                forked in a loop, joined newest first (workload uts-loop)\n",
         .default_n = 100000,
         .quick_n = 100,
         .min_n = 1,
