@@ -133,7 +133,7 @@ POLICIES = {
 
 SHARED, TAKEN, DONE, RECLAIMED = 1, 2, 3, 4
 BUSY, IDLE, WAKING = 0, 1, 2
-EV_BEAT, EV_ANSWER, EV_REACH, EV_WOKEN, EV_SAMPLE, EV_HBWAKE, EV_PROBE = range(7)
+EV_BEAT, EV_ANSWER, EV_REACH, EV_WOKEN, EV_SAMPLE, EV_HBWAKE, EV_PROBE, EV_RETRY = range(8)
 KICK = "kick"                # EV_BEAT's task slot: a beat on kick (a probe follows)
 
 
@@ -444,7 +444,7 @@ def map_leaves(kind, n, leaf_ms, seed=1):
 # --------------------------------------------------------------------------
 class Job:
     __slots__ = ("desc", "start", "size", "owner", "_st", "left", "left_start", "taker",
-                 "batch", "members", "taken_t", "seen")
+                 "batch", "members", "taken_t", "seen", "rng")
 
     def __init__(self, desc, start, size, owner, left, left_start):
         self.desc, self.start, self.size, self.owner = desc, start, size, owner
@@ -455,6 +455,7 @@ class Job:
         self.seen = False          # a batch its owner has seen DONE
         self.batch = None          # a member of a batch: the batch's job
         self.members = None        # a batch: its member jobs, oldest first
+        self.rng = None            # --claims: a member's range, or a ring entry's
 
     @property
     def state(self):
@@ -510,21 +511,50 @@ class BatchWork:
         return f"batch of {len(d[1])}" if self.is_batch(d) else self.w.label(d)
 
 
+class Range:
+    """--claims: the members [lo, hi) of a batch (the owner's records,
+    oldest first) that one ring entry, or one task running them, holds.
+    Every member has its own state, changed by an atomic operation: a
+    runner claims the members from lo up, one at a time (SHARED -> TAKEN,
+    then DONE); the owner's join claims the newest back (SHARED ->
+    RECLAIMED, hi shrinks) and waits only for a member that has started.
+    A runner answering a flag splits off the upper half of its unclaimed
+    members [mid, hi) as a new range (a ring entry). sharer: the task that
+    put the range in the ring (the owner, or the runner it was split
+    from)."""
+    __slots__ = ("members", "lo", "hi", "owner", "sharer", "entry", "taken_t")
+
+    def __init__(self, members, lo, hi, owner, sharer):
+        self.members, self.lo, self.hi = members, lo, hi
+        self.owner, self.sharer = owner, sharer
+        self.entry = None
+        self.taken_t = 0.0
+        for i in range(lo, hi):
+            members[i].rng = self
+
+    def left(self):
+        return self.hi - self.lo
+
+
 class Ctx:
     """One job running on a task: position p_ref at time t_ref, advancing
     one node per c ns after t_ref (t_ref may lie ahead: overhead)."""
-    __slots__ = ("desc", "size", "job", "p_ref", "t_ref", "shared", "waiting")
+    __slots__ = ("desc", "size", "job", "p_ref", "t_ref", "shared", "waiting", "rng", "hc")
 
     def __init__(self, desc, size, job, t):
         self.desc, self.size, self.job = desc, size, job
         self.p_ref, self.t_ref = 0.0, t
         self.shared = []      # jobs shared from this context, oldest (highest) first
         self.waiting = None   # the TAKEN job this context waits for at its join
+        self.rng = None       # --claims: the range whose member this context runs
+        self.hc = None        # --self-help: (a, b, shared[b - 1]): shared[a:b] are claimed
 
 
 class Task:
     __slots__ = ("idx", "status", "stack", "flag", "flag_t", "gen", "answer_pending",
-                 "stolen", "agen", "ans_q", "rearm", "bsize", "req")
+                 "stolen", "agen", "ans_q", "rearm", "bsize", "req", "spin_until",
+                 "mail", "req_from", "req_to", "rgen", "deadline",
+                 "req_short")
 
     def __init__(self, idx):
         self.idx = idx
@@ -540,6 +570,13 @@ class Task:
         self.rearm = False         # what-if share_after_steal=False: the raised flag only re-reserves
         self.bsize = 1             # adaptive batches: records in this task's next batch
         self.req = False           # the raised flag is a request (a taker of ours went idle)
+        self.spin_until = -math.inf  # --spin-us: spinning (cheap to wake) until then
+        self.mail = None           # --handoff: the ring entry a sharer handed to this task
+        self.req_from = None       # --direct: the task whose request this one has to answer
+        self.req_to = None         # --direct: the task this one waits on for an answer
+        self.rgen = 0              # --direct: generation of this task's retry events
+        self.deadline = 0.0        # --direct: when this requester stops and sleeps
+        self.req_short = True      # --direct: its last job was short (a request for a batch)
 
 
 class Sim:
@@ -551,9 +588,45 @@ class Sim:
                  reserves=1, hb_wake_batch=16, hb_phase_us=None, join_ticks=False,
                  steal_every_beat=False, share_after_steal=True, probe_div=8,
                  run_age_div=4, batch=64, request=True, adaptive=True,
-                 request_max_us=None,
+                 request_max_us=None, spin_us=0.0, spin_wake_us=0.05, spin_lat_us=0.2,
+                 claims=False, claim_us=0.03, local_us=0.01, done_us=0.01, request_to="sharer", handoff=False,
+                 direct=False, retry_us=1.0, scan_us=0.05, join_retry=False,
+                 self_help=False, look_us=0.01, batch_half=False, join_any=False,
+                 free_only=True,
                  max_events=50_000_000):
-        self.W = BatchWork(work) if batch > 1 else work
+        # --claims: batches are ranges of members claimed one at a time
+        # (Range); every share is such a range, of one record or more
+        self.claims = claims
+        # atomic operations on a record's state: a runner's claim of a
+        # member (its line is the owner's), or one on a line the task holds
+        # (the runner's DONE, the owner's claim back of a member nobody touched)
+        self.c_claim = claim_us * US
+        self.c_local = local_us * US
+        self.c_done = done_us * US        # a join that loads a DONE member's state and result
+        self.request_to = request_to      # claims: "sharer" or "owner" of a finished range
+        self.victim_rr = 0                # request_to "pending": the last task picked
+        # --handoff (with claims): a share hands its entry to an idle task
+        # in its worker loop directly, not through the ring
+        self.handoff = handoff and claims
+        # --direct (with claims and --spin-us): a worker that runs out of
+        # work requests from one task (scan_us per task looked at), spins
+        # on its own mailbox, and the requested task hands it a range at
+        # its next fork, with no lock; every retry_us it looks again and
+        # turns to another task if its own has nothing queued any more;
+        # spin_us after it ran out of work it sleeps (the lock, the idle list)
+        self.direct = direct and claims and spin_us > 0
+        self.retry = retry_us * US
+        self.join_retry = join_retry      # a joiner whose chain has nothing looks again
+        # --self-help (with claims): a join that finds its record started
+        # first claims and runs its own newest unclaimed older member (a
+        # fork of its own, run out of order), look_us per record it looks at
+        self.self_help = self_help and claims
+        self.batch_half = batch_half      # a share takes half the queued forks
+        self.join_any = join_any          # what-if: a joiner requests from any task (no leapfrog)
+        self.free_only = free_only        # direct: only free idle workers make tasks share
+        self.c_look = look_us * US
+        self.c_scan = scan_us * US
+        self.W = BatchWork(work) if batch > 1 and not claims else work
         self.P = P
         self.c = (c_node * contention + contention_ns) if P > 1 else c_node
         self.idle_request = idle_request
@@ -597,6 +670,11 @@ class Sim:
         self.cascade = cascade
         self.k = k
         self.c_wake_call = wake_call_us * US
+        # --spin-us: a task going idle spins that long before it sleeps;
+        # waking it meanwhile costs the waker a store, not a system call
+        self.spin = spin_us * US
+        self.c_spin_wake = spin_wake_us * US
+        self.spin_lat = spin_lat_us * US
         self.c_lock = lock_us * US
         self.c_hb_task = hb_per_task_us * US
         self.tick_gap = tick_gap_nodes * self.c
@@ -637,7 +715,11 @@ class Sim:
         self.peak_busy = 0
         self.stats = dict(beats=0, answers=0, shares=0, steals=0, wakes=0, empty_wakes=0,
                           reclaims=0, taken=0, waits=0, relays=0, events=0, kick_beats=0,
-                          probes=0, probe_steals=0, batches=0, records=0, requests=0)
+                          probes=0, probe_steals=0, batches=0, records=0, requests=0,
+                          spin_wakes=0, splits=0, handoffs=0, direct=0,
+                          refusals=0, req_ring=0, req_deadline=0, req_none=0,
+                          req_timeout=0, req_busy=0, join_requests=0, join_sleeps=0,
+                          join_retries=0, self_helps=0)
 
     # ---- event queue -----------------------------------------------------
     def push(self, t, kind, task=None, gen=0):
@@ -739,6 +821,32 @@ class Sim:
                 d, i = r, rstart
         return None
 
+    def count_pending(self, ctx, p, cap):
+        """How many forks of ctx are queued at position p (at most cap)."""
+        W = self.W
+        if ctx.shared:
+            s = ctx.shared[-1]
+            d, i = s.left, s.left_start
+        else:
+            d, i = ctx.desc, 0
+        n = 0
+        while d is not None and n < cap:
+            if p < i:
+                break
+            kids = W.children(d)
+            if kids is None:
+                break
+            l, ls, r, rs, forks = kids
+            li = i + W.cost(d)
+            rstart = li + ls
+            if p < rstart:
+                if forks:
+                    n += 1
+                d, i = l, li
+            else:
+                d, i = r, rstart
+        return n
+
     def next_fork(self, d, i, p):
         """Long-leaf workloads: the position of the first fork (with
         join_ticks, fork or join) at or after p in subtree d (starting at
@@ -782,6 +890,8 @@ class Sim:
         ctx = w.stack[-1]
         if ctx.waiting is not None:
             return False
+        if ctx.rng is not None and ctx.rng.left() > 0:
+            return True
         p = self.pos(ctx, t)
         r = self.oldest_pending(ctx, p if self.long else int(p))
         return r is not None and r[0] != "block"
@@ -790,6 +900,71 @@ class Sim:
     def ring_push(self, job):
         self.ring.append(job)
         self.ring_live += 1
+
+    def put_range(self, R, now):
+        """--claims: range R goes into the ring as one entry (lock held);
+        one idle task, if any, is woken. Returns when the sharer is done."""
+        n = R.left()
+        e = Job(None, 0, sum(R.members[i].size for i in range(R.lo, R.hi)), R.sharer, None, 0)
+        e.rng = R
+        R.entry = e
+        r = R.sharer.req_from
+        if self.direct and r is not None:
+            # --direct: into the requester's mailbox (a store; it spins)
+            R.sharer.req_from = None
+            r.req_to = None
+            r.rgen += 1
+            e.state = TAKEN
+            r.mail = e
+            self.stats["direct"] += 1
+            self.stats["shares"] += 1
+            self.stats["records"] += n
+            if n > 1:
+                self.stats["batches"] += 1
+                now += self.c_batch_rec * (n - 1)
+            now += self.c_spin_wake
+            self.wake(r, now, self.spin_lat)
+            return now
+        if self.handoff:
+            for i in range(len(self.idle) - 1, -1, -1):
+                v = self.idle[i]
+                if not v.stack:            # in its worker loop (not a joiner)
+                    del self.idle[i]
+                    e.state = TAKEN        # not in the ring; its members are still unclaimed
+                    v.mail = e
+                    self.stats["handoffs"] += 1
+                    break
+            else:
+                v = None
+            if v is not None:
+                self.stats["shares"] += 1
+                self.stats["records"] += n
+                if n > 1:
+                    self.stats["batches"] += 1
+                    now += self.c_batch_rec * (n - 1)
+                return self.wake_call(v, now)
+        self.ring_push(e)
+        self.stats["shares"] += 1
+        self.stats["records"] += n
+        if n > 1:
+            self.stats["batches"] += 1
+            now += self.c_batch_rec * (n - 1)
+        if self.idle:
+            v = self.idle.pop()
+            now = self.wake_call(v, now)
+        return now
+
+    def claim_member(self, w, R, t):
+        """--claims: w claims R's oldest unclaimed member at t (one atomic
+        operation) and runs it: its context, not yet on w's stack."""
+        m = R.members[R.lo]
+        R.lo += 1
+        m.state = TAKEN
+        m.taker = w
+        m.taken_t = t
+        ctx = Ctx(m.desc, m.size, m, t + self.c_claim)
+        ctx.rng = R
+        return ctx
 
     def ring_pop(self):
         while self.ring_head < len(self.ring):
@@ -867,7 +1042,13 @@ class Sim:
         r, rstart, rs, l, lstart = pend
         job = Job(r, rstart, rs, w, l, lstart)
         ctx.shared.append(job)
-        self.ring_push(job)
+        if self.claims:
+            R = Range([job], 0, 1, w, w)
+            R.entry = Job(None, 0, rs, w, None, 0)
+            R.entry.rng = R
+            self.ring_push(R.entry)
+        else:
+            self.ring_push(job)
         v = self.idle.pop()
         self.stats["steals"] += 1
         w.stolen += 1
@@ -922,8 +1103,7 @@ class Sim:
             return t
         now = end
         for v in thieves:              # woken after unlocking, one call each
-            now += self.c_wake_call
-            self.wake(v, now)
+            now = self.wake_call(v, now)
         return now
 
     def on_beat(self, t, gen, kick=False):
@@ -970,35 +1150,71 @@ class Sim:
     # ---- tasks -----------------------------------------------------------
     def go_idle(self, w, t):
         t = self.locked(t)
-        self.set_status(w, IDLE, t)
-        self.idle.append(w)
+        self.enter_idle(w, t)
         self.hb_kick(t)
 
-    def wake(self, v, t_call_end):
+    def wants_work(self):
+        """Some task on the idle list would take a shared job: any (src/),
+        or with --direct only a worker in its worker loop (one waiting at a
+        join sleeps until its job is DONE, or helps with what it finds)."""
+        if not self.direct or not self.free_only:
+            return bool(self.idle)
+        return any(not v.stack for v in self.idle)
+
+    def enter_idle(self, w, t, spin_until=None):
+        """w goes on the idle list at t (lock held); with --spin-us it spins
+        until t + spin (or spin_until), and a wake-up before then is cheap."""
+        self.set_status(w, IDLE, t)
+        self.idle.append(w)
+        if self.spin:
+            w.spin_until = t + self.spin if spin_until is None else spin_until
+
+    def wake_call(self, v, t):
+        """The waker, which took v off the idle list under the lock, wakes
+        it from t; returns when the waker is done. A sleeping v costs the
+        waker the wake call and runs the wake latency after it; a spinning
+        one (--spin-us) costs a store (spin_wake) and runs spin_lat after
+        it (it sees the store and takes the lock)."""
+        if t < v.spin_until:
+            self.stats["spin_wakes"] += 1
+            t += self.c_spin_wake
+            self.wake(v, t, self.spin_lat)
+        else:
+            t += self.c_wake_call
+            self.wake(v, t)
+        return t
+
+    def wake(self, v, t_call_end, lat=None):
         """v leaves the idle list (done by the caller under the lock) and runs
         after the wake latency."""
         self.set_status(v, WAKING, t_call_end)
         self.stats["wakes"] += 1
-        self.push(t_call_end + self.L, EV_WOKEN, v)
+        self.push(t_call_end + (self.L if lat is None else lat), EV_WOKEN, v)
 
     def start_job(self, w, job, t):
         job.state = TAKEN
         job.taker = w
         job.taken_t = t
         self.stats["taken"] += 1
-        if self.cascade and self.idle:
+        idle = self.wants_work()
+        if self.cascade and idle:
             self.raise_flag(w, t)
-        if self.cascade_owner and self.idle:
+        if self.cascade_owner and idle:
             # variant: the owner, who keeps the other half, shares again too
             o = job.owner
             self.raise_flag(o, t)
-            if o.status == BUSY and not o.answer_pending and o.stack[-1].waiting is None:
+            if o.status == BUSY and not o.answer_pending and o.stack \
+                    and o.stack[-1].waiting is None:
                 if self.long:
                     self.arm_answer(o, t)
                 else:
                     o.answer_pending = True
                     self.push(t + self.tick_gap, EV_ANSWER, o)
-        ctx = Ctx(job.desc, job.size, job, t)
+        if job.rng is not None:            # --claims: the range's first member
+            job.rng.taken_t = t
+            ctx = self.claim_member(w, job.rng, t)
+        else:
+            ctx = Ctx(job.desc, job.size, job, t)
         w.stack.append(ctx)
         self.set_status(w, BUSY, t)
         self.schedule_reach(w)
@@ -1013,7 +1229,7 @@ class Sim:
         """The request's test: the job ran for less than request_max."""
         return t - job.taken_t < self.request_max
 
-    def take_or_sleep(self, w, t, owner=None):
+    def take_or_sleep(self, w, t, owner=None, spin_until=None):
         """Under the lock: take the oldest ring job or go idle. owner: of
         the shared job w just finished (for the request)."""
         t = self.locked(t)
@@ -1021,8 +1237,9 @@ class Sim:
         if job is not None:
             self.start_job(w, job, t)
         else:
-            self.set_status(w, IDLE, t)
-            self.idle.append(w)
+            self.enter_idle(w, t, spin_until)
+            if self.request and self.request_to in ("pending", "biggest") and not self.direct:
+                owner = self.pick_victim(w, owner, t)
             if self.request and owner is not None and owner.status == BUSY \
                     and owner.stack and owner.stack[-1].waiting is None:
                 # the request: the owner shares at its next fork
@@ -1035,6 +1252,42 @@ class Sim:
             self.hb_kick(t)
             if self.idle_request:
                 self.flag_all(t)
+
+    def work_of(self, v, t):
+        """How much v could share now (0: nothing; the sim's stand-in for
+        v's reserve word being set)."""
+        if v.status != BUSY or not v.stack or v.stack[-1].waiting is not None:
+            return 0
+        ctx = v.stack[-1]
+        if ctx.rng is not None and ctx.rng.left() > 0:
+            R = ctx.rng
+            return sum(R.members[i].size for i in range(R.lo, R.hi))
+        p = self.pos(ctx, t)
+        r = self.oldest_pending(ctx, p if self.long else int(p))
+        return 0 if r is None or r[0] == "block" else r[2]
+
+    def pick_victim(self, w, owner, t, free=False):
+        """--request-to pending: the task to request from, going idle:
+        owner (of the job just finished) if it has a queued fork, else the
+        next busy task after the last one picked that has one (in src/ it
+        would read each task's reserve word: one load per task). biggest
+        (an oracle, not implementable): the busy task whose oldest queued
+        fork or unclaimed range is the biggest."""
+        def ok(v):
+            return v is not w and (not free or v.req_from is None) and self.work_of(v, t) > 0
+        if self.request_to == "biggest":
+            cand = [v for v in self.tasks if ok(v)]
+            best = max(cand, key=lambda v: self.work_of(v, t)) if cand else None
+            return (best, self.P) if free else best
+        if owner is not None and ok(owner):
+            return (owner, 1) if free else owner
+        n = self.P
+        for k in range(1, n + 1):
+            v = self.tasks[(self.victim_rr + k) % n]
+            if ok(v):
+                self.victim_rr = v.idx
+                return (v, k + 1) if free else v
+        return (None, n + 1) if free else None
 
     def resume(self, w, t):
         """w's top context continues (after its waited job is DONE)."""
@@ -1056,11 +1309,12 @@ class Sim:
         if self.long and gen != w.agen:
             return                         # superseded by a later arming
         w.answer_pending = False
-        if w.status != BUSY or not w.flag:
+        if w.status != BUSY or not w.flag or not w.stack or w.stack[-1].waiting is not None:
+            if w.req_from is not None and (w.status != BUSY or not w.stack
+                                           or w.stack[-1].waiting is not None):
+                self.refuse(w, t)
             return
         ctx = w.stack[-1]
-        if ctx.waiting is not None:
-            return
         if self.long:
             # the flag is read at the next fork: none inside a leaf, and
             # none past the next join of a shared fork (re-armed there)
@@ -1093,14 +1347,30 @@ class Sim:
         if w.rearm:                        # what-if share_after_steal=False: reserve only
             w.rearm = False
             return
-        if not self.idle:
+        direct = self.direct and w.req_from is not None
+        if not direct and not self.wants_work():
+            return
+        R = ctx.rng
+        if self.claims and R is not None and R.left() > 0:
+            # the range's unclaimed members are older than the member's own
+            # forks: split off the upper half (all of it if one is left)
+            now = t if direct else self.locked(t)
+            mid = R.lo + R.left() // 2
+            R2 = Range(R.members, mid, R.hi, R.owner, w)
+            R.hi = mid
+            now = self.put_range(R2, now)
+            self.stats["splits"] += 1
+            self.overhead(w, t, now)
+            self.schedule_reach(w)
             return
         pend = self.oldest_pending(ctx, p)
         if pend is None or pend[0] == "block":
+            if direct:
+                self.refuse(w, t)
             return
         now = t
         shared = 0
-        if self.batch > 1:
+        if self.batch > 1 or self.claims:
             # a batch: the oldest queued forks, up to the batch size, one
             # lock hold, one ring entry, one task woken
             if self.adaptive:
@@ -1111,7 +1381,11 @@ class Sim:
                 n = w.bsize if req else 1
             else:
                 n = self.batch
-            now = self.locked(now)
+            if self.batch_half:
+                # half the queue (rounded up), at most the batch size
+                n = min(self.batch, (self.count_pending(ctx, p, 2 * self.batch) + 1) // 2)
+            if not direct:
+                now = self.locked(now)
             members = []
             while len(members) < n and pend is not None and pend[0] != "block":
                 r, rstart, rs, l, lstart = pend
@@ -1119,6 +1393,11 @@ class Sim:
                 ctx.shared.append(job)
                 members.append(job)
                 pend = self.oldest_pending(ctx, p)
+            if self.claims:
+                now = self.put_range(Range(members, 0, len(members), w, w), now)
+                self.overhead(w, t, now)
+                self.schedule_reach(w)
+                return
             self.stats["shares"] += 1          # a batch counts once, as in clove_stats
             self.stats["records"] += len(members)
             if len(members) == 1:
@@ -1133,8 +1412,7 @@ class Sim:
                 self.stats["batches"] += 1
                 now += self.c_batch_rec * (len(members) - 1)
             v = self.idle.pop()
-            now += self.c_wake_call
-            self.wake(v, now)
+            now = self.wake_call(v, now)
             self.overhead(w, t, now)
             self.schedule_reach(w)
             return
@@ -1146,8 +1424,7 @@ class Sim:
             ctx.shared.append(job)
             self.ring_push(job)
             v = self.idle.pop()
-            now += self.c_wake_call
-            self.wake(v, now)
+            now = self.wake_call(v, now)
             self.stats["shares"] += 1
             shared += 1
             pend = self.oldest_pending(ctx, p)
@@ -1162,6 +1439,9 @@ class Sim:
             s = ctx.shared.pop()
             ctx.p_ref = float(s.start)
             ctx.t_ref = t
+            if self.claims:
+                self.join_claimed(w, ctx, s, t)
+                return
             b = s.batch
             if b is not None and s.state == SHARED:
                 # the newest member of a batch still in the ring: the
@@ -1211,14 +1491,16 @@ class Sim:
         if job is None:                    # the root: the run is over
             self.done_at = t
             return
+        if self.claims:
+            self.member_done(w, ctx, job, t)
+            return
         now = self.locked(t)
         job.state = DONE
         o = job.owner
         ow = o.stack[-1].waiting if o.stack else None
         if o.status == IDLE and ow is not None and (ow is job or ow.batch is job):
             self.idle.remove(o)
-            now += self.c_wake_call
-            self.wake(o, now)
+            now = self.wake_call(o, now)
         if w.stack:                        # we were helping while waiting
             below = w.stack[-1]
             if below.waiting.state == DONE:
@@ -1228,15 +1510,283 @@ class Sim:
         else:
             self.take_or_sleep(w, now, o if self.short_job(job, t) else None)
 
+    def join_claimed(self, w, ctx, s, t):
+        """--claims: the owner w joins its shared record s (on_reach): an
+        unclaimed member is claimed back and run here (one atomic operation,
+        no lock), a DONE one costs a load, and only a started one is
+        waited for."""
+        R = s.rng
+        if s.state == SHARED:
+            # the newest member left in its range (the owner joins newest
+            # first; a runner claims oldest first)
+            assert R.members[R.hi - 1] is s
+            R.hi -= 1
+            if R.left() == 0 and R.entry is not None and R.entry.state == SHARED:
+                R.entry.state = RECLAIMED  # the ring entry is dead
+                self.ring_live -= 1
+            s.state = RECLAIMED
+            self.stats["reclaims"] += 1
+            ctx.t_ref = t + self.c_local
+        elif s.state == DONE:
+            ctx.p_ref = float(s.start + s.size)
+            ctx.t_ref = t + self.c_done
+        else:                              # TAKEN: help, or sleep until done
+            if self.adaptive and len(R.members) > 1:
+                w.bsize = max(1, w.bsize // 2)
+            ctx.waiting = s
+            self.stats["waits"] += 1
+            if self.self_help and self.help_self(w, t + self.c_claim):
+                return
+            if self.direct:
+                w.deadline = t + self.spin
+                self.go_request(w, t + self.c_claim)
+            else:
+                self.take_or_sleep(w, t + self.c_claim)
+            return
+        self.schedule_reach(w)
+        if self.long and w.flag:
+            self.arm_answer(w, ctx.t_ref)
+
+    def help_self(self, w, t):
+        """--self-help: w waits at a join (its top context); claim the newest
+        unclaimed record among the older ones it shared from that context
+        (the top of its range: newer members of that range are claimed or
+        joined) and run it on top, as a helping job. Returns whether it
+        found one."""
+        ctx = w.stack[-1]
+        sh = ctx.shared
+        a, b = 0, 0
+        if ctx.hc is not None and ctx.hc[1] <= len(sh) and ctx.hc[1] > 0 \
+                and sh[ctx.hc[1] - 1] is ctx.hc[2]:
+            a, b = ctx.hc[0], ctx.hc[1]
+        looked = 0
+        found = None
+        i = len(sh) - 1
+        while i >= 0:
+            if a <= i < b:
+                i = a - 1
+                continue
+            looked += 1
+            if sh[i].state == SHARED:
+                found = i
+                break
+            i -= 1
+        lo = 0 if found is None else found + 1
+        ctx.hc = (lo, len(sh), sh[-1]) if sh and lo < len(sh) else None
+        t += self.c_look * looked
+        if found is None:
+            ctx.t_ref = max(ctx.t_ref, t)
+            return False
+        r = sh[found]
+        R = r.rng
+        assert R.members[R.hi - 1] is r
+        R.hi -= 1
+        if R.left() == 0 and R.entry is not None and R.entry.state == SHARED:
+            R.entry.state = RECLAIMED
+            self.ring_live -= 1
+        r.state = TAKEN
+        r.taker = w
+        r.taken_t = t
+        t += self.c_local
+        self.stats["self_helps"] += 1
+        nctx = Ctx(r.desc, r.size, r, t)
+        w.stack.append(nctx)
+        self.set_status(w, BUSY, t)
+        self.schedule_reach(w)
+        if self.long:
+            if w.flag:
+                self.arm_answer(w, t)
+        elif w.flag and not w.answer_pending:
+            w.answer_pending = True
+            self.push(t + self.tick_gap, EV_ANSWER, w)
+        return True
+
+    def member_done(self, w, ctx, job, t):
+        """--claims: w finished member job (on_reach): DONE (an atomic
+        exchange; the lock and a wake call only if the owner sleeps waiting
+        for it), then the next member of its range, if any is unclaimed."""
+        now = t + self.c_local
+        job.state = DONE
+        o = job.owner
+        ow = o.stack[-1].waiting if o.stack else None
+        if o.status == IDLE and ow is job:
+            if o in self.idle:
+                now = self.locked(now)
+                self.idle.remove(o)
+                now = self.wake_call(o, now)
+            else:                          # --direct: it spins, requesting
+                now += self.c_spin_wake
+                o.rgen += 1
+                self.push(now + self.spin_lat, EV_RETRY, o, o.rgen)
+        R = ctx.rng
+        if R is not None and R.left() > 0:
+            nctx = self.claim_member(w, R, now)
+            w.stack.append(nctx)
+            self.schedule_reach(w)
+            if self.long:
+                if w.flag:
+                    self.arm_answer(w, nctx.t_ref)
+            elif w.flag and not w.answer_pending:
+                w.answer_pending = True
+                self.push(nctx.t_ref + self.tick_gap, EV_ANSWER, w)
+            return
+        if R is None:
+            req = o if self.short_job(job, t) else None
+        else:
+            req = (R.sharer if self.request_to == "sharer" else R.owner) \
+                if t - R.taken_t < self.request_max else None
+        if w.stack:                        # we were helping while waiting
+            below = w.stack[-1]
+            if below.waiting.state == DONE:
+                self.resume(w, now)
+                return
+            if self.self_help and self.help_self(w, now):
+                return
+            if self.direct:
+                w.deadline = now + self.spin
+                self.go_request(w, now)
+                return
+        elif self.direct:
+            hint = R.sharer if R is not None and self.request_to == "sharer" else o
+            w.req_short = req is not None  # (a long job asks for one record)
+            w.deadline = now + self.spin
+            self.go_request(w, now, hint)
+            return
+        self.take_or_sleep(w, now, req)
+
+    def go_request(self, w, t, hint=None):
+        """--direct: w, in its worker loop with nothing to run, takes a ring
+        job if there is one (the lock), else requests from a task with a
+        queued fork (pick_victim) and spins; with no such task, or past its
+        deadline, it sleeps (take_or_sleep)."""
+        if w.stack and w.stack[-1].waiting.state == DONE:
+            self.resume(w, t)              # a joiner whose job is done meanwhile
+            return
+        if self.ring_live > 0 or t >= w.deadline:
+            self.stats["req_ring" if self.ring_live > 0 else "req_deadline"] += 1
+            self.take_or_sleep(w, t, None, spin_until=w.deadline)
+            return
+        if w.stack and not self.join_any:
+            # a joiner: only from the task running the job it waits for,
+            # or from the one that task waits for, and so on (helping's
+            # leapfrog rule: those jobs lie inside the awaited one)
+            v, looked = None, 0
+            x = w.stack[-1].waiting.taker
+            for _ in range(8):
+                looked += 1
+                if x is None or x is w:
+                    break
+                if x.req_from is None and self.work_of(x, t) > 0:
+                    v = x
+                    break
+                if x.status == BUSY and x.stack and x.stack[-1].waiting is not None:
+                    x = x.stack[-1].waiting.taker
+                else:
+                    break
+            t += self.c_scan * looked
+            if v is None and self.join_retry:
+                # nothing there now: spin, look again a retry later
+                self.stats["join_retries"] += 1
+                self.set_status(w, IDLE, t)
+                w.req_to = None
+                w.rgen += 1
+                self.push(min(t + self.retry, w.deadline), EV_RETRY, w, w.rgen)
+                return
+            if v is None:
+                self.stats["join_sleeps"] += 1
+                self.take_or_sleep(w, t, None, spin_until=w.deadline)
+                return
+            self.stats["join_requests"] += 1
+        else:
+            v, looked = self.pick_victim(w, hint, t, free=True)
+            t += self.c_scan * looked
+        if v is None:
+            if any(x is not w and self.work_of(x, t) > 0 for x in self.tasks):
+                # every task with a queued fork has a requester already:
+                # keep spinning, look again later
+                self.stats["req_busy"] += 1
+                self.set_status(w, IDLE, t)
+                w.req_to = None
+                w.rgen += 1
+                self.push(min(t + self.retry, w.deadline), EV_RETRY, w, w.rgen)
+                return
+            self.stats["req_none"] += 1
+            self.take_or_sleep(w, t, None, spin_until=w.deadline)
+            return
+        t += self.c_claim                  # the request: a CAS on v's request word
+        self.set_status(w, IDLE, t)
+        w.req_to = v
+        v.req_from = w
+        self.stats["requests"] += 1
+        self.raise_flag(v, t)
+        if w.req_short or w.stack:
+            v.req = True
+        if not v.answer_pending and v.stack and v.stack[-1].waiting is None:
+            v.answer_pending = True
+            self.push(t + self.tick_gap, EV_ANSWER, v)
+        w.rgen += 1
+        self.push(min(t + self.retry, w.deadline), EV_RETRY, w, w.rgen)
+
+    def refuse(self, v, t):
+        """--direct: v has nothing to hand its requester: it clears the
+        request, and the requester looks elsewhere once it sees that."""
+        r = v.req_from
+        v.req_from = None
+        if r is not None and r.req_to is v:
+            r.req_to = None
+            r.rgen += 1
+            self.stats["refusals"] += 1
+            self.push(t + self.spin_lat, EV_RETRY, r, r.rgen)
+
+    def on_retry(self, w, t, gen):
+        """--direct: a requester looks again: answered meanwhile (a stale
+        event), still waiting on a task that has a queued fork (keep
+        waiting), or not (cancel, look elsewhere or sleep)."""
+        if gen != w.rgen or w.status != IDLE or w in self.idle:
+            return
+        v = w.req_to
+        if w.stack and w.stack[-1].waiting.state == DONE:
+            # a joiner whose job is done: it stops requesting and goes on
+            if v is not None:
+                w.req_to = None
+                if v.req_from is w:
+                    v.req_from = None
+                t += self.c_claim
+            self.resume(w, t)
+            return
+        if v is not None:
+            # not answered within a retry: v runs a leaf (no fork); cancel
+            # (a CAS on v's request word) and sleep, so that the heartbeat
+            # thread sees an idle task and may share v's reserve
+            self.stats["req_timeout"] += 1
+            w.req_to = None
+            if v.req_from is w:
+                v.req_from = None
+            t += self.c_claim
+            self.take_or_sleep(w, t, None, spin_until=w.deadline)
+            return
+        self.go_request(w, t)
+
     def on_woken(self, w, t):
+        if w.mail is not None:             # --handoff: no lock, no ring
+            e, w.mail = w.mail, None
+            if e.rng.left() > 0:
+                e.state = SHARED
+                self.start_job(w, e, t)
+                return
+            self.stats["empty_wakes"] += 1
+            if self.direct:
+                self.go_request(w, t)
+            else:
+                self.take_or_sleep(w, t)
+            return
         if w.stack and w.stack[-1].waiting is not None:   # a joiner
             ctx = w.stack[-1]
             if ctx.waiting.state == DONE:
                 t = self.locked(t)
                 if self.ring_live > 0 and self.idle:      # relay the wake
                     v = self.idle.pop()
-                    t += self.c_wake_call
-                    self.wake(v, t)
+                    t = self.wake_call(v, t)
                     self.stats["relays"] += 1
                 self.resume(w, t)
                 return
@@ -1246,8 +1796,7 @@ class Sim:
             self.start_job(w, job, t2)
         else:
             self.stats["empty_wakes"] += 1
-            self.set_status(w, IDLE, t2)
-            self.idle.append(w)
+            self.enter_idle(w, t2)
             self.hb_kick(t2)
             if self.idle_request:
                 self.flag_all(t2)
@@ -1304,6 +1853,8 @@ class Sim:
                 self.on_woken(w, t)
             elif kind == EV_BEAT:
                 self.on_beat(t, gen, w == KICK)
+            elif kind == EV_RETRY:
+                self.on_retry(w, t, gen)
             elif kind == EV_PROBE:
                 self.on_probe(t, gen)
             elif kind == EV_SAMPLE:
@@ -1406,7 +1957,7 @@ def table(work, Ps, kw, out=sys.stdout, markdown=False):
                   f"idle {100 * r['idle_frac']:5.1f}%  idle-while-work {100 * r['idle_work_frac']:5.1f}%  "
                   f"all-busy {ab:>6s} hb  shares {r['stats']['shares']:6d}  "
                   f"steals {r['stats']['steals']:5d} (probe {r['stats']['probe_steals']:3d})  "
-                  f"wakes {r['stats']['wakes']:6d}  lock {100 * r['lock_frac']:5.2f}%  "
+                  f"wakes {r['stats']['wakes']:6d} (empty {r['stats']['empty_wakes']:5d})  lock {100 * r['lock_frac']:5.2f}%  "
                   f"events {r['stats']['events']}", file=out)
     return rows
 
@@ -1505,6 +2056,54 @@ def main(argv=None):
                     help="a task's batch size starts at 1, doubles with each request it answers, "
                          "halves when it waits on a batch, and a plain beat shares one fork "
                          "(src/, default); --no-adaptive: every share is a batch of --batch")
+    ap.add_argument("--spin-us", type=float, default=0.0,
+                    help="variant: a task going idle spins this long before it sleeps; waking "
+                         "it meanwhile costs the waker --spin-wake-us instead of the wake call, "
+                         "and it runs --spin-lat-us later instead of the wake latency "
+                         "(default 0: it sleeps at once, as src/ does)")
+    ap.add_argument("--spin-wake-us", type=float, default=0.05,
+                    help="with --spin-us: the waker's cost for a spinning task (an atomic store "
+                         "to its word)")
+    ap.add_argument("--spin-lat-us", type=float, default=0.2,
+                    help="with --spin-us: from that store to the spinning task taking the lock")
+    ap.add_argument("--claims", action="store_true",
+                    help="variant: every share is a range of records whose members are claimed "
+                         "one at a time by an atomic operation: the owner's join claims an "
+                         "unclaimed member back (no lock, no wait), a runner answering a flag "
+                         "splits off the upper half of its unclaimed members (sim/fanout.md)")
+    ap.add_argument("--handoff", action="store_true",
+                    help="with --claims: a share hands its range to an idle task in its worker "
+                         "loop directly (no ring entry, no lock for the taker)")
+    ap.add_argument("--direct", action="store_true",
+                    help="with --claims and --spin-us: a worker out of work requests from one "
+                         "task with a queued fork and spins; that task hands it a range at its "
+                         "next fork, into its mailbox, with no lock (sim/fanout.md)")
+    ap.add_argument("--retry-us", type=float, default=1.0,
+                    help="with --direct: how often a requester looks whether its task still has "
+                         "a queued fork")
+    ap.add_argument("--scan-us", type=float, default=0.05,
+                    help="with --direct: a requester's cost per task it looks at")
+    ap.add_argument("--self-help", action="store_true",
+                    help="with --claims: a join that finds its record started first runs the "
+                         "newest unclaimed older record of its own (claimed back, out of order)")
+    ap.add_argument("--batch-half", action="store_true",
+                    help="variant: a batch takes half the queued forks (rounded up, at most "
+                         "--batch)")
+    ap.add_argument("--join-retry", action="store_true",
+                    help="with --direct: a joiner that finds nothing to request spins and looks "
+                         "again every --retry-us until its spin ends")
+    ap.add_argument("--claim-us", type=float, default=0.03,
+                    help="with --claims: one atomic operation on a record's state")
+    ap.add_argument("--local-us", type=float, default=0.01,
+                    help="with --claims: an atomic operation on a record the task holds in its "
+                         "cache (the runner's DONE, the owner's claim back)")
+    ap.add_argument("--done-us", type=float, default=0.01,
+                    help="with --claims: the owner's join of a DONE member (a load of its state "
+                         "and result, no lock; the joins of a loop overlap their cache misses)")
+    ap.add_argument("--request-to", choices=("sharer", "owner", "pending", "biggest"),
+                    default="sharer",
+                    help="with --claims: a finished range requests from the task that shared "
+                         "it (sharer) or from its members' owner")
     ap.add_argument("--hb-per-task-us", type=float, default=DEFAULTS["hb_per_task_us"])
     ap.add_argument("--leaf-block", type=int, default=0,
                     help="subtrees of at most this many nodes run without forks (a grain)")
@@ -1529,7 +2128,11 @@ def main(argv=None):
               hb_per_task_us=a.hb_per_task_us, steal_every_beat=a.steal_every_beat,
               share_after_steal=a.share_after_steal, probe_div=a.probe_div,
               run_age_div=a.run_age_div, batch=a.batch, request=a.request,
-              adaptive=a.adaptive, request_max_us=a.request_max_us)
+              adaptive=a.adaptive, request_max_us=a.request_max_us, spin_us=a.spin_us,
+              spin_wake_us=a.spin_wake_us, spin_lat_us=a.spin_lat_us, claims=a.claims,
+              claim_us=a.claim_us, local_us=a.local_us, done_us=a.done_us, request_to=a.request_to, handoff=a.handoff,
+              direct=a.direct, retry_us=a.retry_us, scan_us=a.scan_us,
+              self_help=a.self_help, join_retry=a.join_retry, batch_half=a.batch_half)
     kw = {**kw, **POLICIES[a.policy], "machine": a.machine}
     for spec in a.workload or ["tree:1e7"]:
         work = make_work(spec)
