@@ -444,7 +444,7 @@ def map_leaves(kind, n, leaf_ms, seed=1):
 # --------------------------------------------------------------------------
 class Job:
     __slots__ = ("desc", "start", "size", "owner", "_st", "left", "left_start", "taker",
-                 "batch", "members", "taken_t", "seen", "rng")
+                 "batch", "members", "taken_t", "seen", "rng", "octx")
 
     def __init__(self, desc, start, size, owner, left, left_start):
         self.desc, self.start, self.size, self.owner = desc, start, size, owner
@@ -456,6 +456,7 @@ class Job:
         self.batch = None          # a member of a batch: the batch's job
         self.members = None        # a batch: its member jobs, oldest first
         self.rng = None            # --claims: a member's range, or a ring entry's
+        self.octx = None           # the context it was forked in (--join-desc)
 
     @property
     def state(self):
@@ -589,43 +590,49 @@ class Sim:
                  steal_every_beat=False, share_after_steal=True, probe_div=8,
                  run_age_div=4, batch=64, request=True, adaptive=True,
                  request_max_us=None, spin_us=0.0, spin_wake_us=0.05, spin_lat_us=0.2,
-                 claims=False, claim_us=0.03, local_us=0.01, done_us=0.01, request_to="sharer", handoff=False,
-                 direct=False, retry_us=1.0, scan_us=0.05, join_retry=False,
-                 self_help=False, look_us=0.01, batch_half=False, join_any=False,
-                 free_only=True,
+                 claims=False, claim_us=0.03, local_us=0.01, done_us=0.01, request_to="owner",
+                 direct=False, retry_us=1.0, scan_us=0.05, self_help=False, look_us=0.01,
+                 join_desc=False,
                  max_events=50_000_000):
-        # --claims: batches are ranges of members claimed one at a time
-        # (Range); every share is such a range, of one record or more
+        # --claims: every share is a range of records (Range) whose members
+        # are claimed one at a time by atomic operations, the pool lock
+        # guarding only the ring and the idle list (sim/fanout.md)
         self.claims = claims
-        # atomic operations on a record's state: a runner's claim of a
-        # member (its line is the owner's), or one on a line the task holds
-        # (the runner's DONE, the owner's claim back of a member nobody touched)
+        # an atomic operation on a member's state: a runner's claim (the
+        # line is the owner's), or one on a line the task holds (the
+        # runner's DONE, the owner's claim back of a member nobody touched);
+        # the owner's join of a DONE member (loads of its state and result)
         self.c_claim = claim_us * US
         self.c_local = local_us * US
-        self.c_done = done_us * US        # a join that loads a DONE member's state and result
-        self.request_to = request_to      # claims: "sharer" or "owner" of a finished range
-        self.victim_rr = 0                # request_to "pending": the last task picked
-        # --handoff (with claims): a share hands its entry to an idle task
-        # in its worker loop directly, not through the ring
-        self.handoff = handoff and claims
-        # --direct (with claims and --spin-us): a worker that runs out of
-        # work requests from one task (scan_us per task looked at), spins
-        # on its own mailbox, and the requested task hands it a range at
-        # its next fork, with no lock; every retry_us it looks again and
-        # turns to another task if its own has nothing queued any more;
-        # spin_us after it ran out of work it sleeps (the lock, the idle list)
+        self.c_done = done_us * US
+        # a request goes to the owner of the job just finished, or to the
+        # task that shared its range (sharer); pending: to that one if it
+        # has a queued fork, else to the next task that has one
+        self.request_to = request_to
+        self.victim_rr = 0                # the last task request_to "pending" picked
+        # --direct (with --claims and --spin-us): a worker that runs out of
+        # work requests from one task (scan_us per task looked at) and
+        # spins on its mailbox; the task hands it a range at its next fork,
+        # no lock; unanswered after retry_us (the task runs a leaf) it
+        # sleeps, and with nobody to ask it looks again every retry_us; a
+        # join that finds its record started asks the task running it (or
+        # the one that task waits for); spin_us after it ran out of work a
+        # task sleeps (the lock, the idle list). A share made while a
+        # worker in its worker loop is idle hands the range to it directly,
+        # and only such a worker makes a taker's cascade share again.
         self.direct = direct and claims and spin_us > 0
+        self.handoff = self.direct
         self.retry = retry_us * US
-        self.join_retry = join_retry      # a joiner whose chain has nothing looks again
-        # --self-help (with claims): a join that finds its record started
-        # first claims and runs its own newest unclaimed older member (a
-        # fork of its own, run out of order), look_us per record it looks at
-        self.self_help = self_help and claims
-        self.batch_half = batch_half      # a share takes half the queued forks
-        self.join_any = join_any          # what-if: a joiner requests from any task (no leapfrog)
-        self.free_only = free_only        # direct: only free idle workers make tasks share
-        self.c_look = look_us * US
         self.c_scan = scan_us * US
+        # --self-help (with --claims): a join that finds its record started
+        # first claims back and runs its own newest unclaimed older record
+        # (its own fork, run out of order), look_us per record looked at
+        self.self_help = self_help and claims
+        self.c_look = look_us * US
+        # what-if (with --direct): a joiner may also ask any task that runs
+        # a job forked inside the one it waits for (not only that job's runner
+        # and the chain of tasks each waits for)
+        self.join_desc = join_desc
         self.W = BatchWork(work) if batch > 1 and not claims else work
         self.P = P
         self.c = (c_node * contention + contention_ns) if P > 1 else c_node
@@ -718,7 +725,7 @@ class Sim:
                           probes=0, probe_steals=0, batches=0, records=0, requests=0,
                           spin_wakes=0, splits=0, handoffs=0, direct=0,
                           refusals=0, req_ring=0, req_deadline=0, req_none=0,
-                          req_timeout=0, req_busy=0, join_requests=0, join_sleeps=0,
+                          req_timeout=0, req_busy=0, join_requests=0,
                           join_retries=0, self_helps=0)
 
     # ---- event queue -----------------------------------------------------
@@ -820,32 +827,6 @@ class Sim:
             else:
                 d, i = r, rstart
         return None
-
-    def count_pending(self, ctx, p, cap):
-        """How many forks of ctx are queued at position p (at most cap)."""
-        W = self.W
-        if ctx.shared:
-            s = ctx.shared[-1]
-            d, i = s.left, s.left_start
-        else:
-            d, i = ctx.desc, 0
-        n = 0
-        while d is not None and n < cap:
-            if p < i:
-                break
-            kids = W.children(d)
-            if kids is None:
-                break
-            l, ls, r, rs, forks = kids
-            li = i + W.cost(d)
-            rstart = li + ls
-            if p < rstart:
-                if forks:
-                    n += 1
-                d, i = l, li
-            else:
-                d, i = r, rstart
-        return n
 
     def next_fork(self, d, i, p):
         """Long-leaf workloads: the position of the first fork (with
@@ -1042,6 +1023,7 @@ class Sim:
         r, rstart, rs, l, lstart = pend
         job = Job(r, rstart, rs, w, l, lstart)
         ctx.shared.append(job)
+        job.octx = ctx
         if self.claims:
             R = Range([job], 0, 1, w, w)
             R.entry = Job(None, 0, rs, w, None, 0)
@@ -1154,10 +1136,10 @@ class Sim:
         self.hb_kick(t)
 
     def wants_work(self):
-        """Some task on the idle list would take a shared job: any (src/),
-        or with --direct only a worker in its worker loop (one waiting at a
-        join sleeps until its job is DONE, or helps with what it finds)."""
-        if not self.direct or not self.free_only:
+        """The cascade's test (start_job): some task is idle (src/), or with
+        --direct only a worker in its worker loop: one waiting at a join is
+        left to the beats, its own records and the task it waits for."""
+        if not self.direct:
             return bool(self.idle)
         return any(not v.stack for v in self.idle)
 
@@ -1238,7 +1220,7 @@ class Sim:
             self.start_job(w, job, t)
         else:
             self.enter_idle(w, t, spin_until)
-            if self.request and self.request_to in ("pending", "biggest") and not self.direct:
+            if self.request and self.request_to == "pending" and not self.direct:
                 owner = self.pick_victim(w, owner, t)
             if self.request and owner is not None and owner.status == BUSY \
                     and owner.stack and owner.stack[-1].waiting is None:
@@ -1267,18 +1249,14 @@ class Sim:
         return 0 if r is None or r[0] == "block" else r[2]
 
     def pick_victim(self, w, owner, t, free=False):
-        """--request-to pending: the task to request from, going idle:
-        owner (of the job just finished) if it has a queued fork, else the
-        next busy task after the last one picked that has one (in src/ it
-        would read each task's reserve word: one load per task). biggest
-        (an oracle, not implementable): the busy task whose oldest queued
-        fork or unclaimed range is the biggest."""
+        """The task to request from, going idle (--request-to pending, and
+        every --direct request): owner (the hint: of the job just finished)
+        if it has a queued fork, else the next task after the last one
+        picked that has one (src/ would read each task's reserve word: one
+        load per task looked at). free (--direct): only a task nobody has
+        asked yet; returns (task or None, tasks looked at)."""
         def ok(v):
             return v is not w and (not free or v.req_from is None) and self.work_of(v, t) > 0
-        if self.request_to == "biggest":
-            cand = [v for v in self.tasks if ok(v)]
-            best = max(cand, key=lambda v: self.work_of(v, t)) if cand else None
-            return (best, self.P) if free else best
         if owner is not None and ok(owner):
             return (owner, 1) if free else owner
         n = self.P
@@ -1348,7 +1326,7 @@ class Sim:
             w.rearm = False
             return
         direct = self.direct and w.req_from is not None
-        if not direct and not self.wants_work():
+        if not direct and not self.idle:
             return
         R = ctx.rng
         if self.claims and R is not None and R.left() > 0:
@@ -1381,9 +1359,6 @@ class Sim:
                 n = w.bsize if req else 1
             else:
                 n = self.batch
-            if self.batch_half:
-                # half the queue (rounded up), at most the batch size
-                n = min(self.batch, (self.count_pending(ctx, p, 2 * self.batch) + 1) // 2)
             if not direct:
                 now = self.locked(now)
             members = []
@@ -1391,6 +1366,7 @@ class Sim:
                 r, rstart, rs, l, lstart = pend
                 job = Job(r, rstart, rs, w, l, lstart)
                 ctx.shared.append(job)
+                job.octx = ctx
                 members.append(job)
                 pend = self.oldest_pending(ctx, p)
             if self.claims:
@@ -1422,6 +1398,7 @@ class Sim:
             now = self.locked(now)
             job = Job(r, rstart, rs, w, l, lstart)
             ctx.shared.append(job)
+            job.octx = ctx
             self.ring_push(job)
             v = self.idle.pop()
             now = self.wake_call(v, now)
@@ -1666,7 +1643,7 @@ class Sim:
             self.stats["req_ring" if self.ring_live > 0 else "req_deadline"] += 1
             self.take_or_sleep(w, t, None, spin_until=w.deadline)
             return
-        if w.stack and not self.join_any:
+        if w.stack:
             # a joiner: only from the task running the job it waits for,
             # or from the one that task waits for, and so on (helping's
             # leapfrog rule: those jobs lie inside the awaited one)
@@ -1683,18 +1660,27 @@ class Sim:
                     x = x.stack[-1].waiting.taker
                 else:
                     break
+            if v is None and self.join_desc:
+                # what-if: any task running a job forked inside the awaited one
+                s0 = w.stack[-1].waiting
+                for x in self.tasks:
+                    looked += 1
+                    if x is w or x.req_from is not None or self.work_of(x, t) == 0:
+                        continue
+                    j = x.stack[-1].job
+                    while j is not None and j is not s0 and j.octx is not None:
+                        j = j.octx.job
+                    if j is s0:
+                        v = x
+                        break
             t += self.c_scan * looked
-            if v is None and self.join_retry:
+            if v is None:
                 # nothing there now: spin, look again a retry later
                 self.stats["join_retries"] += 1
                 self.set_status(w, IDLE, t)
                 w.req_to = None
                 w.rgen += 1
                 self.push(min(t + self.retry, w.deadline), EV_RETRY, w, w.rgen)
-                return
-            if v is None:
-                self.stats["join_sleeps"] += 1
-                self.take_or_sleep(w, t, None, spin_until=w.deadline)
                 return
             self.stats["join_requests"] += 1
         else:
@@ -2071,39 +2057,38 @@ def main(argv=None):
                          "one at a time by an atomic operation: the owner's join claims an "
                          "unclaimed member back (no lock, no wait), a runner answering a flag "
                          "splits off the upper half of its unclaimed members (sim/fanout.md)")
-    ap.add_argument("--handoff", action="store_true",
-                    help="with --claims: a share hands its range to an idle task in its worker "
-                         "loop directly (no ring entry, no lock for the taker)")
-    ap.add_argument("--direct", action="store_true",
-                    help="with --claims and --spin-us: a worker out of work requests from one "
-                         "task with a queued fork and spins; that task hands it a range at its "
-                         "next fork, into its mailbox, with no lock (sim/fanout.md)")
-    ap.add_argument("--retry-us", type=float, default=1.0,
-                    help="with --direct: how often a requester looks whether its task still has "
-                         "a queued fork")
-    ap.add_argument("--scan-us", type=float, default=0.05,
-                    help="with --direct: a requester's cost per task it looks at")
-    ap.add_argument("--self-help", action="store_true",
-                    help="with --claims: a join that finds its record started first runs the "
-                         "newest unclaimed older record of its own (claimed back, out of order)")
-    ap.add_argument("--batch-half", action="store_true",
-                    help="variant: a batch takes half the queued forks (rounded up, at most "
-                         "--batch)")
-    ap.add_argument("--join-retry", action="store_true",
-                    help="with --direct: a joiner that finds nothing to request spins and looks "
-                         "again every --retry-us until its spin ends")
     ap.add_argument("--claim-us", type=float, default=0.03,
-                    help="with --claims: one atomic operation on a record's state")
+                    help="with --claims: a runner's claim of a member (an atomic operation on "
+                         "the owner's line)")
     ap.add_argument("--local-us", type=float, default=0.01,
                     help="with --claims: an atomic operation on a record the task holds in its "
                          "cache (the runner's DONE, the owner's claim back)")
     ap.add_argument("--done-us", type=float, default=0.01,
                     help="with --claims: the owner's join of a DONE member (a load of its state "
                          "and result, no lock; the joins of a loop overlap their cache misses)")
-    ap.add_argument("--request-to", choices=("sharer", "owner", "pending", "biggest"),
-                    default="sharer",
-                    help="with --claims: a finished range requests from the task that shared "
-                         "it (sharer) or from its members' owner")
+    ap.add_argument("--request-to", choices=("owner", "sharer", "pending"), default="owner",
+                    help="with --claims: a finished range requests from its members' owner or "
+                         "from the task that shared it (sharer); pending: from that owner if it "
+                         "has a queued fork, else from the next task that has one (--direct "
+                         "always goes on to the next task)")
+    ap.add_argument("--direct", action="store_true",
+                    help="with --claims and --spin-us: a worker out of work requests from one "
+                         "task with a queued fork and spins; that task hands it a range at its "
+                         "next fork, into its mailbox, with no lock; a join that finds its "
+                         "record started asks the task running it (sim/fanout.md)")
+    ap.add_argument("--retry-us", type=float, default=1.0,
+                    help="with --direct: an unanswered request is withdrawn after this (its task "
+                         "runs a leaf), and a worker with nobody to ask looks again this often")
+    ap.add_argument("--scan-us", type=float, default=0.05,
+                    help="with --direct: a requester's cost per task it looks at")
+    ap.add_argument("--self-help", action="store_true",
+                    help="with --claims: a join that finds its record started first runs the "
+                         "newest unclaimed older record of its own (claimed back, out of order)")
+    ap.add_argument("--look-us", type=float, default=0.01,
+                    help="with --self-help: the cost per record looked at")
+    ap.add_argument("--join-desc", action="store_true",
+                    help="what-if (with --direct): a join may also ask any task running a job "
+                         "forked inside the one it waits for")
     ap.add_argument("--hb-per-task-us", type=float, default=DEFAULTS["hb_per_task_us"])
     ap.add_argument("--leaf-block", type=int, default=0,
                     help="subtrees of at most this many nodes run without forks (a grain)")
@@ -2130,9 +2115,9 @@ def main(argv=None):
               run_age_div=a.run_age_div, batch=a.batch, request=a.request,
               adaptive=a.adaptive, request_max_us=a.request_max_us, spin_us=a.spin_us,
               spin_wake_us=a.spin_wake_us, spin_lat_us=a.spin_lat_us, claims=a.claims,
-              claim_us=a.claim_us, local_us=a.local_us, done_us=a.done_us, request_to=a.request_to, handoff=a.handoff,
-              direct=a.direct, retry_us=a.retry_us, scan_us=a.scan_us,
-              self_help=a.self_help, join_retry=a.join_retry, batch_half=a.batch_half)
+              claim_us=a.claim_us, local_us=a.local_us, done_us=a.done_us,
+              request_to=a.request_to, direct=a.direct, retry_us=a.retry_us, scan_us=a.scan_us,
+              self_help=a.self_help, look_us=a.look_us, join_desc=a.join_desc)
     kw = {**kw, **POLICIES[a.policy], "machine": a.machine}
     for spec in a.workload or ["tree:1e7"]:
         work = make_work(spec)
