@@ -891,7 +891,9 @@ class Sim:
         R.entry = e
         r = R.sharer.req_from
         if self.direct and r is not None:
-            # --direct: into the requester's mailbox (a store; it spins)
+            # --direct: into the requester's mailbox (a store; it spins),
+            # after taking its name from the request word (another's line)
+            now += self.c_claim
             R.sharer.req_from = None
             r.req_to = None
             r.rgen += 1
