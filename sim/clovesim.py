@@ -50,7 +50,11 @@ Models (see sim/README.md for the long version and the calibration):
   - long-leaf workloads (pair, rounds, map, imap, tmap, fan): node costs in
     ns, leaves that compute for milliseconds without a fork; a flag is
     answered at the task's next fork, found in the tree;
-  - optional design variants: no cascade (Spice), k shares per answer.
+  - optional design variants: no cascade (Spice), k shares per answer;
+    for wide fan-out (sim/fanout.md): per-member claims (--claims), idle
+    tasks that spin before they sleep (--spin-us), requests answered into
+    the requester's mailbox without the lock (--direct), joins that run
+    their own older records (--self-help).
 Not modelled: memory bandwidth and cache effects (a node costs the same
 whatever the number of workers, except for the crude --contention factor),
 other processes on the machine, the OS scheduler beyond a fixed wake
@@ -592,7 +596,7 @@ class Sim:
                  request_max_us=None, spin_us=0.0, spin_wake_us=0.05, spin_lat_us=0.2,
                  claims=False, claim_us=0.03, local_us=0.01, done_us=0.01, request_to="owner",
                  direct=False, retry_us=1.0, scan_us=0.05, self_help=False, look_us=0.01,
-                 join_desc=False,
+                 join_desc=False, breakdown=False,
                  max_events=50_000_000):
         # --claims: every share is a range of records (Range) whose members
         # are claimed one at a time by atomic operations, the pool lock
@@ -688,6 +692,11 @@ class Sim:
         self.c_reclaim = reclaim_us * US
         self.c_join_done = join_done_us * US
         self.leaf_block = leaf_block
+        # breakdown: where the worker-time goes, sampled every microsecond
+        # (unless sample_us says otherwise)
+        self.breakdown = {} if breakdown else None
+        if breakdown and not sample_us:
+            sample_us = 1.0
         self.sample_dt = (sample_us * US) if sample_us else self.H / 10.0
         self.max_events = max_events
 
@@ -1790,6 +1799,19 @@ class Sim:
                 self.flag_all(t2)
 
     def on_sample(self, t):
+        bd = self.breakdown
+        if bd is not None:
+            idle = set(id(v) for v in self.idle)
+            for v in self.tasks:
+                if v.status == BUSY:
+                    k = "busy"
+                elif v.status == WAKING:
+                    k = "waking"
+                else:
+                    k = ("joiner " if v.stack else "free ") + (
+                        ("spinning" if t < v.spin_until else "asleep") if id(v) in idle
+                        else "requesting")
+                bd[k] = bd.get(k, 0.0) + self.sample_dt
         non_busy = self.P - self.n_busy
         if non_busy:
             work = self.ring_live > 0 or any(
@@ -1861,6 +1883,7 @@ class Sim:
             peak_busy=self.peak_busy,
             min_beat_gap_ns=None if self.min_beat_gap == math.inf else self.min_beat_gap,
             stats=self.stats,
+            breakdown=self.breakdown,
         )
 
 
@@ -1947,6 +1970,15 @@ def table(work, Ps, kw, out=sys.stdout, markdown=False):
                   f"steals {r['stats']['steals']:5d} (probe {r['stats']['probe_steals']:3d})  "
                   f"wakes {r['stats']['wakes']:6d} (empty {r['stats']['empty_wakes']:5d})  lock {100 * r['lock_frac']:5.2f}%  "
                   f"events {r['stats']['events']}", file=out)
+        bd = r.get("breakdown")
+        if bd:
+            # worker-time by state; busy = the work (the 1-worker time)
+            # plus the scheduler's work done on tasks' time
+            parts = [f"work {base['time_ns'] / 1e6:.2f}",
+                     f"overhead {(bd.get('busy', 0.0) - base['time_ns']) / 1e6:.2f}"]
+            parts += [f"{k} {v / 1e6:.2f}" for k, v in sorted(bd.items()) if k != "busy"]
+            print(f"{'':9s}worker-ms ({P * r['time_ns'] / 1e6:.2f} in all): " + ", ".join(parts),
+                  file=out)
     return rows
 
 
@@ -2102,6 +2134,10 @@ def main(argv=None):
                     help="the runtime's rules: clove (src/, the default) or spice (no cascade, "
                          "no reserve, no requests, no beat on kick); its rules override the "
                          "rule options")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also print where the worker-time goes (worker-ms: the work, the "
+                         "scheduler's overhead, waking, free workers and joiners spinning, "
+                         "requesting or asleep), sampled every microsecond")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--json", action="store_true", help="one JSON object per result")
     a = ap.parse_args(argv)
@@ -2119,7 +2155,8 @@ def main(argv=None):
               spin_wake_us=a.spin_wake_us, spin_lat_us=a.spin_lat_us, claims=a.claims,
               claim_us=a.claim_us, local_us=a.local_us, done_us=a.done_us,
               request_to=a.request_to, direct=a.direct, retry_us=a.retry_us, scan_us=a.scan_us,
-              self_help=a.self_help, look_us=a.look_us, join_desc=a.join_desc)
+              self_help=a.self_help, look_us=a.look_us, join_desc=a.join_desc,
+              breakdown=a.breakdown)
     kw = {**kw, **POLICIES[a.policy], "machine": a.machine}
     for spec in a.workload or ["tree:1e7"]:
         work = make_work(spec)
