@@ -576,7 +576,7 @@ class Task:
         self.bsize = 1             # adaptive batches: records in this task's next batch
         self.req = False           # the raised flag is a request (a taker of ours went idle)
         self.spin_until = -math.inf  # --spin-us: spinning (cheap to wake) until then
-        self.mail = None           # --handoff: the ring entry a sharer handed to this task
+        self.mail = None           # --direct: the range (ring entry) a sharer handed to this task
         self.req_from = None       # --direct: the task whose request this one has to answer
         self.req_to = None         # --direct: the task this one waits on for an answer
         self.rgen = 0              # --direct: generation of this task's retry events

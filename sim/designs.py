@@ -488,6 +488,8 @@ def fanout_longleaf(ps=(16, 64)):
     the speed-up ratio and its extremes."""
     specs = [f"imap:256:1:{k}" for k in range(1, 13)] + \
         [f"map:{n}:1" for n in (96, 128, 160, 192, 224, 256, 320, 384)]
+    print("| workers | maps | geometric mean | lowest | highest |")
+    print("|---|---|---|---|---|")
     for p in ps:
         rel = []
         for spec in specs:
@@ -532,8 +534,7 @@ def fanout():
     fanout_robust()
     print("\n### The other workloads: defaults, D\n")
     fanout_others()
-    print("\n### Long-leaf maps, D against the defaults: workers, maps, geometric mean, "
-          "lowest, highest\n")
+    print("\n### Long-leaf maps, D against the defaults\n")
     fanout_longleaf()
 
 
