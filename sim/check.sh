@@ -15,7 +15,8 @@
 # steals at the first beat (<= 50.2 ms); the probe steals on map 256 x 1 ms
 # (16 workers). The run-age gate delays the first beat by a quarter
 # interval. Wide fan-out (uts-loop 1000): the invariants, and requests
-# with batches lift 2 workers from no speed-up to more than 1.25x. Machine
+# with batches lift 2 workers from no speed-up to more than 1.25x; the
+# variants of sim/fanout.md keep the invariants and lift 16 workers. Machine
 # model: Spice's c4-standard-16 speed-ups within 15 %.
 # Usage: sim/check.sh [PYTHON]   (default python3). Exit 0 on success.
 set -eu
@@ -137,6 +138,30 @@ for P in (2, 16):
               f"{r['stats']['batches']} batches, busy covers the work")
 a, b = (seq / cs.simulate(w, 2, c_node=5.0, request=q)["time_ns"] for q in (False, True))
 check(a < 1.05 and b > 1.25, f"{w.name}, 2 workers: {a:.2f}x without requests, {b:.2f}x with")
+
+# Wide fan-out designs (sim/fanout.md): per-member claims, spinning idle
+# tasks, direct requests and self-help keep the invariants, every reserve
+# steal included, on uts-loop, trees and long leaves; together they lift
+# uts-loop 1000 on 16 workers well above the defaults; pair 50 ms is
+# unchanged.
+D = dict(claims=True, spin_us=100, direct=True, self_help=True)
+for spec, c in (("uts:1000", 5.0), ("tree:1000000", 2.917), ("fib:27", 1.755), ("map:64:1", 1.0)):
+    w = cs.make_work(spec)
+    seq = w.size(w.root) * c
+    for P in (2, 16):
+        for kw in (dict(claims=True), dict(claims=True, spin_us=100), D):
+            r = cs.simulate(w, P, c_node=c, **kw)
+            busy = P * r["time_ns"] * (1 - r["idle_frac"])
+            check(seq / r["time_ns"] <= P * (1 + 1e-9) and busy >= seq * (1 - 1e-9)
+                  and 0 <= r["idle_work_frac"] <= 1 and gap_ok(r),
+                  f"{w.name}: P={P} {kw}: speed-up {seq / r['time_ns']:.2f}, busy covers the work")
+w = cs.make_work("uts:1000")
+a, b = (5.0 * w.size(w.root) / cs.simulate(w, 16, c_node=5.0, **kw)["time_ns"] for kw in ({}, D))
+check(b > 1.5 * a, f"{w.name}, 16 workers: {a:.2f}x with the defaults, {b:.2f}x with claims, "
+      f"spin, direct requests and self-help")
+t_d = cs.simulate(cs.make_work("pair:50"), 2, **D)["time_ns"] / 1e6
+t_0 = cs.simulate(cs.make_work("pair:50"), 2)["time_ns"] / 1e6
+check(abs(t_d - t_0) < 1e-6 * t_0, f"pair 50 ms, 2 workers: {t_d:.3f} ms with the fan-out designs = {t_0:.3f} ms")
 
 # Machine model (README, "Machines and policies"): Spice's published speed-ups
 # on c4-standard-16, tree 1e8, within 15 %.

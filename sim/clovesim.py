@@ -50,7 +50,11 @@ Models (see sim/README.md for the long version and the calibration):
   - long-leaf workloads (pair, rounds, map, imap, tmap, fan): node costs in
     ns, leaves that compute for milliseconds without a fork; a flag is
     answered at the task's next fork, found in the tree;
-  - optional design variants: no cascade (Spice), k shares per answer.
+  - optional design variants: no cascade (Spice), k shares per answer;
+    for wide fan-out (sim/fanout.md): per-member claims (--claims), idle
+    tasks that spin before they sleep (--spin-us), requests answered into
+    the requester's mailbox without the lock (--direct), joins that run
+    their own older records (--self-help).
 Not modelled: memory bandwidth and cache effects (a node costs the same
 whatever the number of workers, except for the crude --contention factor),
 other processes on the machine, the OS scheduler beyond a fixed wake
@@ -133,7 +137,7 @@ POLICIES = {
 
 SHARED, TAKEN, DONE, RECLAIMED = 1, 2, 3, 4
 BUSY, IDLE, WAKING = 0, 1, 2
-EV_BEAT, EV_ANSWER, EV_REACH, EV_WOKEN, EV_SAMPLE, EV_HBWAKE, EV_PROBE = range(7)
+EV_BEAT, EV_ANSWER, EV_REACH, EV_WOKEN, EV_SAMPLE, EV_HBWAKE, EV_PROBE, EV_RETRY = range(8)
 KICK = "kick"                # EV_BEAT's task slot: a beat on kick (a probe follows)
 
 
@@ -444,7 +448,7 @@ def map_leaves(kind, n, leaf_ms, seed=1):
 # --------------------------------------------------------------------------
 class Job:
     __slots__ = ("desc", "start", "size", "owner", "_st", "left", "left_start", "taker",
-                 "batch", "members", "taken_t", "seen")
+                 "batch", "members", "taken_t", "seen", "rng", "octx")
 
     def __init__(self, desc, start, size, owner, left, left_start):
         self.desc, self.start, self.size, self.owner = desc, start, size, owner
@@ -455,6 +459,8 @@ class Job:
         self.seen = False          # a batch its owner has seen DONE
         self.batch = None          # a member of a batch: the batch's job
         self.members = None        # a batch: its member jobs, oldest first
+        self.rng = None            # --claims: a member's range, or a ring entry's
+        self.octx = None           # the context it was forked in (--join-desc)
 
     @property
     def state(self):
@@ -510,21 +516,50 @@ class BatchWork:
         return f"batch of {len(d[1])}" if self.is_batch(d) else self.w.label(d)
 
 
+class Range:
+    """--claims: the members [lo, hi) of a batch (the owner's records,
+    oldest first) that one ring entry, or one task running them, holds.
+    Every member has its own state, changed by an atomic operation: a
+    runner claims the members from lo up, one at a time (SHARED -> TAKEN,
+    then DONE); the owner's join claims the newest back (SHARED ->
+    RECLAIMED, hi shrinks) and waits only for a member that has started.
+    A runner answering a flag splits off the upper half of its unclaimed
+    members [mid, hi) as a new range (a ring entry). sharer: the task that
+    put the range in the ring (the owner, or the runner it was split
+    from)."""
+    __slots__ = ("members", "lo", "hi", "owner", "sharer", "entry", "taken_t")
+
+    def __init__(self, members, lo, hi, owner, sharer):
+        self.members, self.lo, self.hi = members, lo, hi
+        self.owner, self.sharer = owner, sharer
+        self.entry = None
+        self.taken_t = 0.0
+        for i in range(lo, hi):
+            members[i].rng = self
+
+    def left(self):
+        return self.hi - self.lo
+
+
 class Ctx:
     """One job running on a task: position p_ref at time t_ref, advancing
     one node per c ns after t_ref (t_ref may lie ahead: overhead)."""
-    __slots__ = ("desc", "size", "job", "p_ref", "t_ref", "shared", "waiting")
+    __slots__ = ("desc", "size", "job", "p_ref", "t_ref", "shared", "waiting", "rng", "hc")
 
     def __init__(self, desc, size, job, t):
         self.desc, self.size, self.job = desc, size, job
         self.p_ref, self.t_ref = 0.0, t
         self.shared = []      # jobs shared from this context, oldest (highest) first
         self.waiting = None   # the TAKEN job this context waits for at its join
+        self.rng = None       # --claims: the range whose member this context runs
+        self.hc = None        # --self-help: (a, b, shared[b - 1]): shared[a:b] are claimed
 
 
 class Task:
     __slots__ = ("idx", "status", "stack", "flag", "flag_t", "gen", "answer_pending",
-                 "stolen", "agen", "ans_q", "rearm", "bsize", "req")
+                 "stolen", "agen", "ans_q", "rearm", "bsize", "req", "spin_until",
+                 "mail", "req_from", "req_to", "rgen", "deadline",
+                 "req_short")
 
     def __init__(self, idx):
         self.idx = idx
@@ -540,6 +575,13 @@ class Task:
         self.rearm = False         # what-if share_after_steal=False: the raised flag only re-reserves
         self.bsize = 1             # adaptive batches: records in this task's next batch
         self.req = False           # the raised flag is a request (a taker of ours went idle)
+        self.spin_until = -math.inf  # --spin-us: spinning (cheap to wake) until then
+        self.mail = None           # --direct: the range (ring entry) a sharer handed to this task
+        self.req_from = None       # --direct: the task whose request this one has to answer
+        self.req_to = None         # --direct: the task this one waits on for an answer
+        self.rgen = 0              # --direct: generation of this task's retry events
+        self.deadline = 0.0        # --direct: when this requester stops and sleeps
+        self.req_short = True      # --direct: its last job was short (a request for a batch)
 
 
 class Sim:
@@ -551,9 +593,51 @@ class Sim:
                  reserves=1, hb_wake_batch=16, hb_phase_us=None, join_ticks=False,
                  steal_every_beat=False, share_after_steal=True, probe_div=8,
                  run_age_div=4, batch=64, request=True, adaptive=True,
-                 request_max_us=None,
+                 request_max_us=None, spin_us=0.0, spin_wake_us=0.05, spin_lat_us=0.2,
+                 claims=False, claim_us=0.03, local_us=0.01, done_us=0.01, request_to="owner",
+                 direct=False, retry_us=1.0, scan_us=0.05, self_help=False, look_us=0.01,
+                 join_desc=False, breakdown=False,
                  max_events=50_000_000):
-        self.W = BatchWork(work) if batch > 1 else work
+        # --claims: every share is a range of records (Range) whose members
+        # are claimed one at a time by atomic operations, the pool lock
+        # guarding only the ring and the idle list (sim/fanout.md)
+        self.claims = claims
+        # an atomic operation on a member's state: a runner's claim (the
+        # line is the owner's), or one on a line the task holds (the
+        # runner's DONE, the owner's claim back of a member nobody touched);
+        # the owner's join of a DONE member (loads of its state and result)
+        self.c_claim = claim_us * US
+        self.c_local = local_us * US
+        self.c_done = done_us * US
+        # a request goes to the owner of the job just finished, or to the
+        # task that shared its range (sharer); pending: to that one if it
+        # has a queued fork, else to the next task that has one
+        self.request_to = request_to
+        self.victim_rr = 0                # the last task request_to "pending" picked
+        # --direct (with --claims and --spin-us): a worker that runs out of
+        # work requests from one task (scan_us per task looked at) and
+        # spins on its mailbox; the task hands it a range at its next fork,
+        # no lock; unanswered after retry_us (the task runs a leaf) it
+        # sleeps, and with nobody to ask it looks again every retry_us; a
+        # join that finds its record started asks the task running it (or
+        # the one that task waits for); spin_us after it ran out of work a
+        # task sleeps (the lock, the idle list). A share made while a
+        # worker in its worker loop is idle hands the range to it directly,
+        # and only such a worker makes a taker's cascade share again.
+        self.direct = direct and claims and spin_us > 0
+        self.handoff = self.direct
+        self.retry = retry_us * US
+        self.c_scan = scan_us * US
+        # --self-help (with --claims): a join that finds its record started
+        # first claims back and runs its own newest unclaimed older record
+        # (its own fork, run out of order), look_us per record looked at
+        self.self_help = self_help and claims
+        self.c_look = look_us * US
+        # what-if (with --direct): a joiner may also ask any task that runs
+        # a job forked inside the one it waits for (not only that job's runner
+        # and the chain of tasks each waits for)
+        self.join_desc = join_desc
+        self.W = BatchWork(work) if batch > 1 and not claims else work
         self.P = P
         self.c = (c_node * contention + contention_ns) if P > 1 else c_node
         self.idle_request = idle_request
@@ -597,12 +681,22 @@ class Sim:
         self.cascade = cascade
         self.k = k
         self.c_wake_call = wake_call_us * US
+        # --spin-us: a task going idle spins that long before it sleeps;
+        # waking it meanwhile costs the waker a store, not a system call
+        self.spin = spin_us * US
+        self.c_spin_wake = spin_wake_us * US
+        self.spin_lat = spin_lat_us * US
         self.c_lock = lock_us * US
         self.c_hb_task = hb_per_task_us * US
         self.tick_gap = tick_gap_nodes * self.c
         self.c_reclaim = reclaim_us * US
         self.c_join_done = join_done_us * US
         self.leaf_block = leaf_block
+        # breakdown: where the worker-time goes, sampled every microsecond
+        # (unless sample_us says otherwise)
+        self.breakdown = {} if breakdown else None
+        if breakdown and not sample_us:
+            sample_us = 1.0
         self.sample_dt = (sample_us * US) if sample_us else self.H / 10.0
         self.max_events = max_events
 
@@ -637,7 +731,11 @@ class Sim:
         self.peak_busy = 0
         self.stats = dict(beats=0, answers=0, shares=0, steals=0, wakes=0, empty_wakes=0,
                           reclaims=0, taken=0, waits=0, relays=0, events=0, kick_beats=0,
-                          probes=0, probe_steals=0, batches=0, records=0, requests=0)
+                          probes=0, probe_steals=0, batches=0, records=0, requests=0,
+                          spin_wakes=0, splits=0, handoffs=0, direct=0,
+                          refusals=0, req_ring=0, req_deadline=0, req_none=0,
+                          req_timeout=0, req_busy=0, join_requests=0,
+                          join_retries=0, self_helps=0)
 
     # ---- event queue -----------------------------------------------------
     def push(self, t, kind, task=None, gen=0):
@@ -782,6 +880,8 @@ class Sim:
         ctx = w.stack[-1]
         if ctx.waiting is not None:
             return False
+        if ctx.rng is not None and ctx.rng.left() > 0:
+            return True
         p = self.pos(ctx, t)
         r = self.oldest_pending(ctx, p if self.long else int(p))
         return r is not None and r[0] != "block"
@@ -790,6 +890,73 @@ class Sim:
     def ring_push(self, job):
         self.ring.append(job)
         self.ring_live += 1
+
+    def put_range(self, R, now):
+        """--claims: range R goes into the ring as one entry (lock held);
+        one idle task, if any, is woken. Returns when the sharer is done."""
+        n = R.left()
+        e = Job(None, 0, sum(R.members[i].size for i in range(R.lo, R.hi)), R.sharer, None, 0)
+        e.rng = R
+        R.entry = e
+        r = R.sharer.req_from
+        if self.direct and r is not None:
+            # --direct: into the requester's mailbox (a store; it spins),
+            # after taking its name from the request word (another's line)
+            now += self.c_claim
+            R.sharer.req_from = None
+            r.req_to = None
+            r.rgen += 1
+            e.state = TAKEN
+            r.mail = e
+            self.stats["direct"] += 1
+            self.stats["shares"] += 1
+            self.stats["records"] += n
+            if n > 1:
+                self.stats["batches"] += 1
+                now += self.c_batch_rec * (n - 1)
+            now += self.c_spin_wake
+            self.wake(r, now, self.spin_lat)
+            return now
+        if self.handoff:
+            for i in range(len(self.idle) - 1, -1, -1):
+                v = self.idle[i]
+                if not v.stack:            # in its worker loop (not a joiner)
+                    del self.idle[i]
+                    e.state = TAKEN        # not in the ring; its members are still unclaimed
+                    v.mail = e
+                    self.stats["handoffs"] += 1
+                    break
+            else:
+                v = None
+            if v is not None:
+                self.stats["shares"] += 1
+                self.stats["records"] += n
+                if n > 1:
+                    self.stats["batches"] += 1
+                    now += self.c_batch_rec * (n - 1)
+                return self.wake_call(v, now)
+        self.ring_push(e)
+        self.stats["shares"] += 1
+        self.stats["records"] += n
+        if n > 1:
+            self.stats["batches"] += 1
+            now += self.c_batch_rec * (n - 1)
+        if self.idle:
+            v = self.idle.pop()
+            now = self.wake_call(v, now)
+        return now
+
+    def claim_member(self, w, R, t):
+        """--claims: w claims R's oldest unclaimed member at t (one atomic
+        operation) and runs it: its context, not yet on w's stack."""
+        m = R.members[R.lo]
+        R.lo += 1
+        m.state = TAKEN
+        m.taker = w
+        m.taken_t = t
+        ctx = Ctx(m.desc, m.size, m, t + self.c_claim)
+        ctx.rng = R
+        return ctx
 
     def ring_pop(self):
         while self.ring_head < len(self.ring):
@@ -867,7 +1034,14 @@ class Sim:
         r, rstart, rs, l, lstart = pend
         job = Job(r, rstart, rs, w, l, lstart)
         ctx.shared.append(job)
-        self.ring_push(job)
+        job.octx = ctx
+        if self.claims:
+            R = Range([job], 0, 1, w, w)
+            R.entry = Job(None, 0, rs, w, None, 0)
+            R.entry.rng = R
+            self.ring_push(R.entry)
+        else:
+            self.ring_push(job)
         v = self.idle.pop()
         self.stats["steals"] += 1
         w.stolen += 1
@@ -922,8 +1096,7 @@ class Sim:
             return t
         now = end
         for v in thieves:              # woken after unlocking, one call each
-            now += self.c_wake_call
-            self.wake(v, now)
+            now = self.wake_call(v, now)
         return now
 
     def on_beat(self, t, gen, kick=False):
@@ -970,35 +1143,71 @@ class Sim:
     # ---- tasks -----------------------------------------------------------
     def go_idle(self, w, t):
         t = self.locked(t)
-        self.set_status(w, IDLE, t)
-        self.idle.append(w)
+        self.enter_idle(w, t)
         self.hb_kick(t)
 
-    def wake(self, v, t_call_end):
+    def wants_work(self):
+        """The cascade's test (start_job): some task is idle (src/), or with
+        --direct only a worker in its worker loop: one waiting at a join is
+        left to the beats, its own records and the task it waits for."""
+        if not self.direct:
+            return bool(self.idle)
+        return any(not v.stack for v in self.idle)
+
+    def enter_idle(self, w, t, spin_until=None):
+        """w goes on the idle list at t (lock held); with --spin-us it spins
+        until t + spin (or spin_until), and a wake-up before then is cheap."""
+        self.set_status(w, IDLE, t)
+        self.idle.append(w)
+        if self.spin:
+            w.spin_until = t + self.spin if spin_until is None else spin_until
+
+    def wake_call(self, v, t):
+        """The waker, which took v off the idle list under the lock, wakes
+        it from t; returns when the waker is done. A sleeping v costs the
+        waker the wake call and runs the wake latency after it; a spinning
+        one (--spin-us) costs a store (spin_wake) and runs spin_lat after
+        it (it sees the store and takes the lock)."""
+        if t < v.spin_until:
+            self.stats["spin_wakes"] += 1
+            t += self.c_spin_wake
+            self.wake(v, t, self.spin_lat)
+        else:
+            t += self.c_wake_call
+            self.wake(v, t)
+        return t
+
+    def wake(self, v, t_call_end, lat=None):
         """v leaves the idle list (done by the caller under the lock) and runs
         after the wake latency."""
         self.set_status(v, WAKING, t_call_end)
         self.stats["wakes"] += 1
-        self.push(t_call_end + self.L, EV_WOKEN, v)
+        self.push(t_call_end + (self.L if lat is None else lat), EV_WOKEN, v)
 
     def start_job(self, w, job, t):
         job.state = TAKEN
         job.taker = w
         job.taken_t = t
         self.stats["taken"] += 1
-        if self.cascade and self.idle:
+        idle = self.wants_work()
+        if self.cascade and idle:
             self.raise_flag(w, t)
-        if self.cascade_owner and self.idle:
+        if self.cascade_owner and idle:
             # variant: the owner, who keeps the other half, shares again too
             o = job.owner
             self.raise_flag(o, t)
-            if o.status == BUSY and not o.answer_pending and o.stack[-1].waiting is None:
+            if o.status == BUSY and not o.answer_pending and o.stack \
+                    and o.stack[-1].waiting is None:
                 if self.long:
                     self.arm_answer(o, t)
                 else:
                     o.answer_pending = True
                     self.push(t + self.tick_gap, EV_ANSWER, o)
-        ctx = Ctx(job.desc, job.size, job, t)
+        if job.rng is not None:            # --claims: the range's first member
+            job.rng.taken_t = t
+            ctx = self.claim_member(w, job.rng, t)
+        else:
+            ctx = Ctx(job.desc, job.size, job, t)
         w.stack.append(ctx)
         self.set_status(w, BUSY, t)
         self.schedule_reach(w)
@@ -1013,7 +1222,7 @@ class Sim:
         """The request's test: the job ran for less than request_max."""
         return t - job.taken_t < self.request_max
 
-    def take_or_sleep(self, w, t, owner=None):
+    def take_or_sleep(self, w, t, owner=None, spin_until=None):
         """Under the lock: take the oldest ring job or go idle. owner: of
         the shared job w just finished (for the request)."""
         t = self.locked(t)
@@ -1021,8 +1230,9 @@ class Sim:
         if job is not None:
             self.start_job(w, job, t)
         else:
-            self.set_status(w, IDLE, t)
-            self.idle.append(w)
+            self.enter_idle(w, t, spin_until)
+            if self.request and self.request_to == "pending" and not self.direct:
+                owner = self.pick_victim(w, owner, t)
             if self.request and owner is not None and owner.status == BUSY \
                     and owner.stack and owner.stack[-1].waiting is None:
                 # the request: the owner shares at its next fork
@@ -1035,6 +1245,38 @@ class Sim:
             self.hb_kick(t)
             if self.idle_request:
                 self.flag_all(t)
+
+    def work_of(self, v, t):
+        """How much v could share now (0: nothing; the sim's stand-in for
+        v's reserve word being set)."""
+        if v.status != BUSY or not v.stack or v.stack[-1].waiting is not None:
+            return 0
+        ctx = v.stack[-1]
+        if ctx.rng is not None and ctx.rng.left() > 0:
+            R = ctx.rng
+            return sum(R.members[i].size for i in range(R.lo, R.hi))
+        p = self.pos(ctx, t)
+        r = self.oldest_pending(ctx, p if self.long else int(p))
+        return 0 if r is None or r[0] == "block" else r[2]
+
+    def pick_victim(self, w, owner, t, free=False):
+        """The task to request from, going idle (--request-to pending, and
+        every --direct request): owner (the hint: of the job just finished)
+        if it has a queued fork, else the next task after the last one
+        picked that has one (src/ would read each task's reserve word: one
+        load per task looked at). free (--direct): only a task nobody has
+        asked yet; returns (task or None, tasks looked at)."""
+        def ok(v):
+            return v is not w and (not free or v.req_from is None) and self.work_of(v, t) > 0
+        if owner is not None and ok(owner):
+            return (owner, 1) if free else owner
+        n = self.P
+        for k in range(1, n + 1):
+            v = self.tasks[(self.victim_rr + k) % n]
+            if ok(v):
+                self.victim_rr = v.idx
+                return (v, k + 1) if free else v
+        return (None, n + 1) if free else None
 
     def resume(self, w, t):
         """w's top context continues (after its waited job is DONE)."""
@@ -1056,11 +1298,12 @@ class Sim:
         if self.long and gen != w.agen:
             return                         # superseded by a later arming
         w.answer_pending = False
-        if w.status != BUSY or not w.flag:
+        if w.status != BUSY or not w.flag or not w.stack or w.stack[-1].waiting is not None:
+            if w.req_from is not None and (w.status != BUSY or not w.stack
+                                           or w.stack[-1].waiting is not None):
+                self.refuse(w, t)
             return
         ctx = w.stack[-1]
-        if ctx.waiting is not None:
-            return
         if self.long:
             # the flag is read at the next fork: none inside a leaf, and
             # none past the next join of a shared fork (re-armed there)
@@ -1093,14 +1336,30 @@ class Sim:
         if w.rearm:                        # what-if share_after_steal=False: reserve only
             w.rearm = False
             return
-        if not self.idle:
+        direct = self.direct and w.req_from is not None
+        if not direct and not self.idle:
+            return
+        R = ctx.rng
+        if self.claims and R is not None and R.left() > 0:
+            # the range's unclaimed members are older than the member's own
+            # forks: split off the upper half (all of it if one is left)
+            now = t if direct else self.locked(t)
+            mid = R.lo + R.left() // 2
+            R2 = Range(R.members, mid, R.hi, R.owner, w)
+            R.hi = mid
+            now = self.put_range(R2, now)
+            self.stats["splits"] += 1
+            self.overhead(w, t, now)
+            self.schedule_reach(w)
             return
         pend = self.oldest_pending(ctx, p)
         if pend is None or pend[0] == "block":
+            if direct:
+                self.refuse(w, t)
             return
         now = t
         shared = 0
-        if self.batch > 1:
+        if self.batch > 1 or self.claims:
             # a batch: the oldest queued forks, up to the batch size, one
             # lock hold, one ring entry, one task woken
             if self.adaptive:
@@ -1111,14 +1370,21 @@ class Sim:
                 n = w.bsize if req else 1
             else:
                 n = self.batch
-            now = self.locked(now)
+            if not direct:
+                now = self.locked(now)
             members = []
             while len(members) < n and pend is not None and pend[0] != "block":
                 r, rstart, rs, l, lstart = pend
                 job = Job(r, rstart, rs, w, l, lstart)
                 ctx.shared.append(job)
+                job.octx = ctx
                 members.append(job)
                 pend = self.oldest_pending(ctx, p)
+            if self.claims:
+                now = self.put_range(Range(members, 0, len(members), w, w), now)
+                self.overhead(w, t, now)
+                self.schedule_reach(w)
+                return
             self.stats["shares"] += 1          # a batch counts once, as in clove_stats
             self.stats["records"] += len(members)
             if len(members) == 1:
@@ -1133,8 +1399,7 @@ class Sim:
                 self.stats["batches"] += 1
                 now += self.c_batch_rec * (len(members) - 1)
             v = self.idle.pop()
-            now += self.c_wake_call
-            self.wake(v, now)
+            now = self.wake_call(v, now)
             self.overhead(w, t, now)
             self.schedule_reach(w)
             return
@@ -1144,10 +1409,10 @@ class Sim:
             now = self.locked(now)
             job = Job(r, rstart, rs, w, l, lstart)
             ctx.shared.append(job)
+            job.octx = ctx
             self.ring_push(job)
             v = self.idle.pop()
-            now += self.c_wake_call
-            self.wake(v, now)
+            now = self.wake_call(v, now)
             self.stats["shares"] += 1
             shared += 1
             pend = self.oldest_pending(ctx, p)
@@ -1162,6 +1427,9 @@ class Sim:
             s = ctx.shared.pop()
             ctx.p_ref = float(s.start)
             ctx.t_ref = t
+            if self.claims:
+                self.join_claimed(w, ctx, s, t)
+                return
             b = s.batch
             if b is not None and s.state == SHARED:
                 # the newest member of a batch still in the ring: the
@@ -1211,14 +1479,16 @@ class Sim:
         if job is None:                    # the root: the run is over
             self.done_at = t
             return
+        if self.claims:
+            self.member_done(w, ctx, job, t)
+            return
         now = self.locked(t)
         job.state = DONE
         o = job.owner
         ow = o.stack[-1].waiting if o.stack else None
         if o.status == IDLE and ow is not None and (ow is job or ow.batch is job):
             self.idle.remove(o)
-            now += self.c_wake_call
-            self.wake(o, now)
+            now = self.wake_call(o, now)
         if w.stack:                        # we were helping while waiting
             below = w.stack[-1]
             if below.waiting.state == DONE:
@@ -1228,15 +1498,292 @@ class Sim:
         else:
             self.take_or_sleep(w, now, o if self.short_job(job, t) else None)
 
+    def join_claimed(self, w, ctx, s, t):
+        """--claims: the owner w joins its shared record s (on_reach): an
+        unclaimed member is claimed back and run here (one atomic operation,
+        no lock), a DONE one costs a load, and only a started one is
+        waited for."""
+        R = s.rng
+        if s.state == SHARED:
+            # the newest member left in its range (the owner joins newest
+            # first; a runner claims oldest first)
+            assert R.members[R.hi - 1] is s
+            R.hi -= 1
+            if R.left() == 0 and R.entry is not None and R.entry.state == SHARED:
+                R.entry.state = RECLAIMED  # the ring entry is dead
+                self.ring_live -= 1
+            s.state = RECLAIMED
+            self.stats["reclaims"] += 1
+            ctx.t_ref = t + self.c_local
+        elif s.state == DONE:
+            ctx.p_ref = float(s.start + s.size)
+            ctx.t_ref = t + self.c_done
+        else:                              # TAKEN: help, or sleep until done
+            if self.adaptive and len(R.members) > 1:
+                w.bsize = max(1, w.bsize // 2)
+            ctx.waiting = s
+            self.stats["waits"] += 1
+            if self.self_help and self.help_self(w, t + self.c_claim):
+                return
+            if self.direct:
+                w.deadline = t + self.spin
+                self.go_request(w, t + self.c_claim)
+            else:
+                self.take_or_sleep(w, t + self.c_claim)
+            return
+        self.schedule_reach(w)
+        if self.long and w.flag:
+            self.arm_answer(w, ctx.t_ref)
+
+    def help_self(self, w, t):
+        """--self-help: w waits at a join (its top context); claim the newest
+        unclaimed record among the older ones it shared from that context
+        (the top of its range: newer members of that range are claimed or
+        joined) and run it on top, as a helping job. Returns whether it
+        found one."""
+        ctx = w.stack[-1]
+        sh = ctx.shared
+        a, b = 0, 0
+        if ctx.hc is not None and ctx.hc[1] <= len(sh) and ctx.hc[1] > 0 \
+                and sh[ctx.hc[1] - 1] is ctx.hc[2]:
+            a, b = ctx.hc[0], ctx.hc[1]
+        looked = 0
+        found = None
+        i = len(sh) - 1
+        while i >= 0:
+            if a <= i < b:
+                i = a - 1
+                continue
+            looked += 1
+            if sh[i].state == SHARED:
+                found = i
+                break
+            i -= 1
+        lo = 0 if found is None else found + 1
+        ctx.hc = (lo, len(sh), sh[-1]) if sh and lo < len(sh) else None
+        t += self.c_look * looked
+        if found is None:
+            ctx.t_ref = max(ctx.t_ref, t)
+            return False
+        r = sh[found]
+        R = r.rng
+        assert R.members[R.hi - 1] is r
+        R.hi -= 1
+        if R.left() == 0 and R.entry is not None and R.entry.state == SHARED:
+            R.entry.state = RECLAIMED
+            self.ring_live -= 1
+        r.state = TAKEN
+        r.taker = w
+        r.taken_t = t
+        t += self.c_local
+        self.stats["self_helps"] += 1
+        nctx = Ctx(r.desc, r.size, r, t)
+        w.stack.append(nctx)
+        self.set_status(w, BUSY, t)
+        self.schedule_reach(w)
+        if self.long:
+            if w.flag:
+                self.arm_answer(w, t)
+        elif w.flag and not w.answer_pending:
+            w.answer_pending = True
+            self.push(t + self.tick_gap, EV_ANSWER, w)
+        return True
+
+    def member_done(self, w, ctx, job, t):
+        """--claims: w finished member job (on_reach): DONE (an atomic
+        exchange; the lock and a wake call only if the owner sleeps waiting
+        for it), then the next member of its range, if any is unclaimed."""
+        now = t + self.c_local
+        job.state = DONE
+        o = job.owner
+        ow = o.stack[-1].waiting if o.stack else None
+        if o.status == IDLE and ow is job:
+            if o in self.idle:
+                now = self.locked(now)
+                self.idle.remove(o)
+                now = self.wake_call(o, now)
+            else:                          # --direct: it spins, requesting
+                now += self.c_spin_wake
+                o.rgen += 1
+                self.push(now + self.spin_lat, EV_RETRY, o, o.rgen)
+        R = ctx.rng
+        if R is not None and R.left() > 0:
+            nctx = self.claim_member(w, R, now)
+            w.stack.append(nctx)
+            self.schedule_reach(w)
+            if self.long:
+                if w.flag:
+                    self.arm_answer(w, nctx.t_ref)
+            elif w.flag and not w.answer_pending:
+                w.answer_pending = True
+                self.push(nctx.t_ref + self.tick_gap, EV_ANSWER, w)
+            return
+        if R is None:
+            req = o if self.short_job(job, t) else None
+        else:
+            req = (R.sharer if self.request_to == "sharer" else R.owner) \
+                if t - R.taken_t < self.request_max else None
+        if w.stack:                        # we were helping while waiting
+            below = w.stack[-1]
+            if below.waiting.state == DONE:
+                self.resume(w, now)
+                return
+            if self.self_help and self.help_self(w, now):
+                return
+            if self.direct:
+                w.deadline = now + self.spin
+                self.go_request(w, now)
+                return
+        elif self.direct:
+            hint = R.sharer if R is not None and self.request_to == "sharer" else o
+            w.req_short = req is not None  # (a long job asks for one record)
+            w.deadline = now + self.spin
+            self.go_request(w, now, hint)
+            return
+        self.take_or_sleep(w, now, req)
+
+    def go_request(self, w, t, hint=None):
+        """--direct: w, in its worker loop with nothing to run, takes a ring
+        job if there is one (the lock), else requests from a task with a
+        queued fork (pick_victim) and spins; with no such task, or past its
+        deadline, it sleeps (take_or_sleep)."""
+        if w.stack and w.stack[-1].waiting.state == DONE:
+            self.resume(w, t)              # a joiner whose job is done meanwhile
+            return
+        if self.ring_live > 0 or t >= w.deadline:
+            self.stats["req_ring" if self.ring_live > 0 else "req_deadline"] += 1
+            self.take_or_sleep(w, t, None, spin_until=w.deadline)
+            return
+        if w.stack:
+            # a joiner: only from the task running the job it waits for,
+            # or from the one that task waits for, and so on (helping's
+            # leapfrog rule: those jobs lie inside the awaited one)
+            v, looked = None, 0
+            x = w.stack[-1].waiting.taker
+            for _ in range(8):
+                looked += 1
+                if x is None or x is w:
+                    break
+                if x.req_from is None and self.work_of(x, t) > 0:
+                    v = x
+                    break
+                if x.status == BUSY and x.stack and x.stack[-1].waiting is not None:
+                    x = x.stack[-1].waiting.taker
+                else:
+                    break
+            if v is None and self.join_desc:
+                # what-if: any task running a job forked inside the awaited one
+                s0 = w.stack[-1].waiting
+                for x in self.tasks:
+                    looked += 1
+                    if x is w or x.req_from is not None or self.work_of(x, t) == 0:
+                        continue
+                    j = x.stack[-1].job
+                    while j is not None and j is not s0 and j.octx is not None:
+                        j = j.octx.job
+                    if j is s0:
+                        v = x
+                        break
+            t += self.c_scan * looked
+            if v is None:
+                # nothing there now: spin, look again a retry later
+                self.stats["join_retries"] += 1
+                self.set_status(w, IDLE, t)
+                w.req_to = None
+                w.rgen += 1
+                self.push(min(t + self.retry, w.deadline), EV_RETRY, w, w.rgen)
+                return
+            self.stats["join_requests"] += 1
+        else:
+            v, looked = self.pick_victim(w, hint, t, free=True)
+            t += self.c_scan * looked
+        if v is None:
+            if any(x is not w and self.work_of(x, t) > 0 for x in self.tasks):
+                # every task with a queued fork has a requester already:
+                # keep spinning, look again later
+                self.stats["req_busy"] += 1
+                self.set_status(w, IDLE, t)
+                w.req_to = None
+                w.rgen += 1
+                self.push(min(t + self.retry, w.deadline), EV_RETRY, w, w.rgen)
+                return
+            self.stats["req_none"] += 1
+            self.take_or_sleep(w, t, None, spin_until=w.deadline)
+            return
+        t += self.c_claim                  # the request: a CAS on v's request word
+        self.set_status(w, IDLE, t)
+        w.req_to = v
+        v.req_from = w
+        self.stats["requests"] += 1
+        self.raise_flag(v, t)
+        if w.req_short or w.stack:
+            v.req = True
+        if not v.answer_pending and v.stack and v.stack[-1].waiting is None:
+            v.answer_pending = True
+            self.push(t + self.tick_gap, EV_ANSWER, v)
+        w.rgen += 1
+        self.push(min(t + self.retry, w.deadline), EV_RETRY, w, w.rgen)
+
+    def refuse(self, v, t):
+        """--direct: v has nothing to hand its requester: it clears the
+        request, and the requester looks elsewhere once it sees that."""
+        r = v.req_from
+        v.req_from = None
+        if r is not None and r.req_to is v:
+            r.req_to = None
+            r.rgen += 1
+            self.stats["refusals"] += 1
+            self.push(t + self.spin_lat, EV_RETRY, r, r.rgen)
+
+    def on_retry(self, w, t, gen):
+        """--direct: a requester looks again: answered meanwhile (a stale
+        event), still waiting on a task that has a queued fork (keep
+        waiting), or not (cancel, look elsewhere or sleep)."""
+        if gen != w.rgen or w.status != IDLE or w in self.idle:
+            return
+        v = w.req_to
+        if w.stack and w.stack[-1].waiting.state == DONE:
+            # a joiner whose job is done: it stops requesting and goes on
+            if v is not None:
+                w.req_to = None
+                if v.req_from is w:
+                    v.req_from = None
+                t += self.c_claim
+            self.resume(w, t)
+            return
+        if v is not None:
+            # not answered within a retry: v runs a leaf (no fork); cancel
+            # (a CAS on v's request word) and sleep, so that the heartbeat
+            # thread sees an idle task and may share v's reserve
+            self.stats["req_timeout"] += 1
+            w.req_to = None
+            if v.req_from is w:
+                v.req_from = None
+            t += self.c_claim
+            self.take_or_sleep(w, t, None, spin_until=w.deadline)
+            return
+        self.go_request(w, t)
+
     def on_woken(self, w, t):
+        if w.mail is not None:             # --handoff: no lock, no ring
+            e, w.mail = w.mail, None
+            if e.rng.left() > 0:
+                e.state = SHARED
+                self.start_job(w, e, t)
+                return
+            self.stats["empty_wakes"] += 1
+            if self.direct:
+                self.go_request(w, t)
+            else:
+                self.take_or_sleep(w, t)
+            return
         if w.stack and w.stack[-1].waiting is not None:   # a joiner
             ctx = w.stack[-1]
             if ctx.waiting.state == DONE:
                 t = self.locked(t)
                 if self.ring_live > 0 and self.idle:      # relay the wake
                     v = self.idle.pop()
-                    t += self.c_wake_call
-                    self.wake(v, t)
+                    t = self.wake_call(v, t)
                     self.stats["relays"] += 1
                 self.resume(w, t)
                 return
@@ -1246,13 +1793,25 @@ class Sim:
             self.start_job(w, job, t2)
         else:
             self.stats["empty_wakes"] += 1
-            self.set_status(w, IDLE, t2)
-            self.idle.append(w)
+            self.enter_idle(w, t2)
             self.hb_kick(t2)
             if self.idle_request:
                 self.flag_all(t2)
 
     def on_sample(self, t):
+        bd = self.breakdown
+        if bd is not None:
+            idle = set(id(v) for v in self.idle)
+            for v in self.tasks:
+                if v.status == BUSY:
+                    k = "busy"
+                elif v.status == WAKING:
+                    k = "waking"
+                else:
+                    k = ("joiner " if v.stack else "free ") + (
+                        ("spinning" if t < v.spin_until else "asleep") if id(v) in idle
+                        else "requesting")
+                bd[k] = bd.get(k, 0.0) + self.sample_dt
         non_busy = self.P - self.n_busy
         if non_busy:
             work = self.ring_live > 0 or any(
@@ -1304,6 +1863,8 @@ class Sim:
                 self.on_woken(w, t)
             elif kind == EV_BEAT:
                 self.on_beat(t, gen, w == KICK)
+            elif kind == EV_RETRY:
+                self.on_retry(w, t, gen)
             elif kind == EV_PROBE:
                 self.on_probe(t, gen)
             elif kind == EV_SAMPLE:
@@ -1322,6 +1883,7 @@ class Sim:
             peak_busy=self.peak_busy,
             min_beat_gap_ns=None if self.min_beat_gap == math.inf else self.min_beat_gap,
             stats=self.stats,
+            breakdown=self.breakdown,
         )
 
 
@@ -1406,8 +1968,17 @@ def table(work, Ps, kw, out=sys.stdout, markdown=False):
                   f"idle {100 * r['idle_frac']:5.1f}%  idle-while-work {100 * r['idle_work_frac']:5.1f}%  "
                   f"all-busy {ab:>6s} hb  shares {r['stats']['shares']:6d}  "
                   f"steals {r['stats']['steals']:5d} (probe {r['stats']['probe_steals']:3d})  "
-                  f"wakes {r['stats']['wakes']:6d}  lock {100 * r['lock_frac']:5.2f}%  "
+                  f"wakes {r['stats']['wakes']:6d} (empty {r['stats']['empty_wakes']:5d})  lock {100 * r['lock_frac']:5.2f}%  "
                   f"events {r['stats']['events']}", file=out)
+        bd = r.get("breakdown")
+        if bd:
+            # worker-time by state; busy = the work (the 1-worker time)
+            # plus the scheduler's work done on tasks' time
+            parts = [f"work {base['time_ns'] / 1e6:.2f}",
+                     f"overhead {(bd.get('busy', 0.0) - base['time_ns']) / 1e6:.2f}"]
+            parts += [f"{k} {v / 1e6:.2f}" for k, v in sorted(bd.items()) if k != "busy"]
+            print(f"{'':9s}worker-ms ({P * r['time_ns'] / 1e6:.2f} in all): " + ", ".join(parts),
+                  file=out)
     return rows
 
 
@@ -1505,6 +2076,53 @@ def main(argv=None):
                     help="a task's batch size starts at 1, doubles with each request it answers, "
                          "halves when it waits on a batch, and a plain beat shares one fork "
                          "(src/, default); --no-adaptive: every share is a batch of --batch")
+    ap.add_argument("--spin-us", type=float, default=0.0,
+                    help="variant: a task going idle spins this long before it sleeps; waking "
+                         "it meanwhile costs the waker --spin-wake-us instead of the wake call, "
+                         "and it runs --spin-lat-us later instead of the wake latency "
+                         "(default 0: it sleeps at once, as src/ does)")
+    ap.add_argument("--spin-wake-us", type=float, default=0.05,
+                    help="with --spin-us: the waker's cost for a spinning task (an atomic store "
+                         "to its word)")
+    ap.add_argument("--spin-lat-us", type=float, default=0.2,
+                    help="with --spin-us: from that store to the spinning task taking the lock")
+    ap.add_argument("--claims", action="store_true",
+                    help="variant: every share is a range of records whose members are claimed "
+                         "one at a time by an atomic operation: the owner's join claims an "
+                         "unclaimed member back (no lock, no wait), a runner answering a flag "
+                         "splits off the upper half of its unclaimed members (sim/fanout.md)")
+    ap.add_argument("--claim-us", type=float, default=0.03,
+                    help="with --claims: a runner's claim of a member (an atomic operation on "
+                         "the owner's line)")
+    ap.add_argument("--local-us", type=float, default=0.01,
+                    help="with --claims: an atomic operation on a record the task holds in its "
+                         "cache (the runner's DONE, the owner's claim back)")
+    ap.add_argument("--done-us", type=float, default=0.01,
+                    help="with --claims: the owner's join of a DONE member (a load of its state "
+                         "and result, no lock; the joins of a loop overlap their cache misses)")
+    ap.add_argument("--request-to", choices=("owner", "sharer", "pending"), default="owner",
+                    help="with --claims: a finished range requests from its members' owner or "
+                         "from the task that shared it (sharer); pending: from that owner if it "
+                         "has a queued fork, else from the next task that has one (--direct "
+                         "always goes on to the next task)")
+    ap.add_argument("--direct", action="store_true",
+                    help="with --claims and --spin-us: a worker out of work requests from one "
+                         "task with a queued fork and spins; that task hands it a range at its "
+                         "next fork, into its mailbox, with no lock; a join that finds its "
+                         "record started asks the task running it (sim/fanout.md)")
+    ap.add_argument("--retry-us", type=float, default=1.0,
+                    help="with --direct: an unanswered request is withdrawn after this (its task "
+                         "runs a leaf), and a worker with nobody to ask looks again this often")
+    ap.add_argument("--scan-us", type=float, default=0.05,
+                    help="with --direct: a requester's cost per task it looks at")
+    ap.add_argument("--self-help", action="store_true",
+                    help="with --claims: a join that finds its record started first runs the "
+                         "newest unclaimed older record of its own (claimed back, out of order)")
+    ap.add_argument("--look-us", type=float, default=0.01,
+                    help="with --self-help: the cost per record looked at")
+    ap.add_argument("--join-desc", action="store_true",
+                    help="what-if (with --direct): a join may also ask any task running a job "
+                         "forked inside the one it waits for")
     ap.add_argument("--hb-per-task-us", type=float, default=DEFAULTS["hb_per_task_us"])
     ap.add_argument("--leaf-block", type=int, default=0,
                     help="subtrees of at most this many nodes run without forks (a grain)")
@@ -1516,6 +2134,10 @@ def main(argv=None):
                     help="the runtime's rules: clove (src/, the default) or spice (no cascade, "
                          "no reserve, no requests, no beat on kick); its rules override the "
                          "rule options")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also print where the worker-time goes (worker-ms: the work, the "
+                         "scheduler's overhead, waking, free workers and joiners spinning, "
+                         "requesting or asleep), sampled every microsecond")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--json", action="store_true", help="one JSON object per result")
     a = ap.parse_args(argv)
@@ -1529,7 +2151,12 @@ def main(argv=None):
               hb_per_task_us=a.hb_per_task_us, steal_every_beat=a.steal_every_beat,
               share_after_steal=a.share_after_steal, probe_div=a.probe_div,
               run_age_div=a.run_age_div, batch=a.batch, request=a.request,
-              adaptive=a.adaptive, request_max_us=a.request_max_us)
+              adaptive=a.adaptive, request_max_us=a.request_max_us, spin_us=a.spin_us,
+              spin_wake_us=a.spin_wake_us, spin_lat_us=a.spin_lat_us, claims=a.claims,
+              claim_us=a.claim_us, local_us=a.local_us, done_us=a.done_us,
+              request_to=a.request_to, direct=a.direct, retry_us=a.retry_us, scan_us=a.scan_us,
+              self_help=a.self_help, look_us=a.look_us, join_desc=a.join_desc,
+              breakdown=a.breakdown)
     kw = {**kw, **POLICIES[a.policy], "machine": a.machine}
     for spec in a.workload or ["tree:1e7"]:
         work = make_work(spec)

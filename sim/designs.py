@@ -14,6 +14,10 @@
   designs.py rejected   the evidence against (iii): its full tables
                         ("Decisions")
   designs.py all        all six (default)
+  designs.py fanout     wide fan-out (uts-loop 10000) under the sharing designs
+                        of sim/fanout.md, their effect on the other workloads,
+                        and where the worker-time goes (a few minutes; not in
+                        all)
 
 Quoted section names are those of sim/README.md. Measured figures are
 those of its "Calibration"; re-measure and edit MEASURED to re-validate on
@@ -406,6 +410,134 @@ def rejected():
     rejected_whatif()
 
 
+# The wide fan-out designs of sim/fanout.md, each adding to the one above
+# it, then variants of D (the recommended design).
+D = dict(claims=True, spin_us=100, direct=True, self_help=True)
+FANOUT = [
+    ("defaults", {}),
+    ("`--claims`", dict(claims=True)),
+    ("+ `--spin-us 100`", dict(claims=True, spin_us=100)),
+    ("+ `--request-to pending`", dict(claims=True, spin_us=100, request_to="pending")),
+    ("`--claims --spin-us 100 --direct`", dict(claims=True, spin_us=100, direct=True)),
+    ("D: + `--self-help`", D),
+    ("D, `--spin-us 20`", {**D, "spin_us": 20}),
+    ("D, `--spin-us 200`", {**D, "spin_us": 200}),
+    ("D, atomics 0.01 / 0.005 us", {**D, "claim_us": 0.01, "local_us": 0.005}),
+    ("D, atomics 0.05 / 0.02 / 0.02 us", {**D, "claim_us": 0.05, "local_us": 0.02, "done_us": 0.02}),
+    ("D + `--join-desc` (what-if)", {**D, "join_desc": True}),
+]
+# every scheduler cost of D set to zero: the atomics, the scans, the
+# spinning task's latency, the lock and the flag-to-fork gap
+ZERO = dict(claim_us=0, local_us=0, done_us=0, scan_us=0, look_us=0, spin_lat_us=0,
+            spin_wake_us=0, lock_us=0, tick_gap_nodes=0)
+
+
+def fanout_uts(ps=(2, 16, 64, 256)):
+    w = cs.make_work("uts:10000")
+    t1 = cs.simulate(w, 1)["time_ns"]
+    print("| design | " + " | ".join(f"{p} workers" for p in ps) + " |")
+    print("|---|" + "---|" * len(ps))
+    for name, kw in FANOUT:
+        cells = []
+        for p in ps:
+            r = cs.simulate(w, p, **kw)
+            st = r["stats"]
+            cells.append(f"{t1 / r['time_ns']:.2f}x, {100 * r['idle_work_frac']:.0f} %, "
+                         f"{st['wakes']} / {st['empty_wakes']}, {100 * r['lock_frac']:.0f} %")
+        print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+
+
+def fanout_breakdown(ps=(16, 64)):
+    w = cs.make_work("uts:10000")
+    t1 = cs.simulate(w, 1)["time_ns"]
+    keys = ["free asleep", "waking", "joiner requesting", "free spinning", "free requesting"]
+    print("| design | workers | speed-up | in all | overhead | " + " | ".join(keys) + " | other |")
+    print("|---|---|---|---|---|" + "---|" * (len(keys) + 1))
+    for name, kw in (("D", D), ("D, every cost 0, `--join-desc`", {**D, **ZERO, "join_desc": True})):
+        for p in ps:
+            r = cs.simulate(w, p, breakdown=True, **kw)
+            bd = r["breakdown"]
+            total = p * r["time_ns"]
+            cells = [f"{bd.get(k, 0.0) / 1e6:.2f}" for k in keys]
+            other = total - bd.get("busy", 0.0) - sum(bd.get(k, 0.0) for k in keys)
+            print(f"| {name} | {p} | {t1 / r['time_ns']:.2f}x | {total / 1e6:.2f} | "
+                  f"{(bd.get('busy', 0.0) - t1) / 1e6:.2f} | " + " | ".join(cells) +
+                  f" | {other / 1e6:.2f} |", flush=True)
+
+
+def fanout_others():
+    rows = [("tree:1e6", (2, 16, 64, 256)), ("tree:1e7", (2, 16, 64, 256)), ("fib:32", (2, 16, 64, 256)),
+            ("fib:40", (2, 16, 64, 256)), ("pair:50", (2, 16)), ("rounds:10:5", (2, 16)),
+            ("map:256:1", (16, 64))]
+    print("| workload | design | speed-up by workers (change) |")
+    print("|---|---|---|")
+    for spec, ps in rows:
+        w = cs.make_work(spec)
+        t1 = cs.simulate(w, 1)["time_ns"]
+        base = {p: t1 / cs.simulate(w, p)["time_ns"] for p in ps}
+        print(f"| {w.name} | defaults | " + ", ".join(f"{p}: {base[p]:.2f}x" for p in ps) + " |")
+        for name, kw in (("D", D), ("D + `--join-desc`", {**D, "join_desc": True})):
+            sp = {p: t1 / cs.simulate(w, p, **kw)["time_ns"] for p in ps}
+            print(f"| | {name} | " + ", ".join(f"{p}: {sp[p]:.2f}x ({100 * (sp[p] / base[p] - 1):+.0f} %)"
+                                                for p in ps) + " |", flush=True)
+
+
+def fanout_longleaf(ps=(16, 64)):
+    """D against the defaults over 20 long-leaf maps: exponential item
+    lengths (12 seeds) and equal items (8 sizes): the geometric mean of
+    the speed-up ratio and its extremes."""
+    specs = [f"imap:256:1:{k}" for k in range(1, 13)] + \
+        [f"map:{n}:1" for n in (96, 128, 160, 192, 224, 256, 320, 384)]
+    print("| workers | maps | geometric mean | lowest | highest |")
+    print("|---|---|---|---|---|")
+    for p in ps:
+        rel = []
+        for spec in specs:
+            w = cs.make_work(spec)
+            rel.append(cs.simulate(w, p)["time_ns"] / cs.simulate(w, p, **D)["time_ns"])
+        g = 1.0
+        for x in rel:
+            g *= x
+        g **= 1 / len(rel)
+        print(f"| {p} | {len(rel)} | {100 * (g - 1):+.1f} % | {100 * (min(rel) - 1):+.0f} % | "
+              f"{100 * (max(rel) - 1):+.0f} % |", flush=True)
+
+
+def fanout_robust(ps=(16, 64)):
+    """D on uts-loop 10000 with one constant changed at a time: the model
+    is deterministic and chaotic, so a single figure can mislead."""
+    w = cs.make_work("uts:10000")
+    t1 = cs.simulate(w, 1)["time_ns"]
+    perts = [("as calibrated", {}), ("wake 9 us", dict(wake_us=9)), ("wake 11 us", dict(wake_us=11)),
+             ("c 4.9 ns", dict(c_node=4.9)), ("c 5.1 ns", dict(c_node=5.1)),
+             ("flag to fork 1.5 nodes", dict(tick_gap_nodes=1.5)),
+             ("flag to fork 3 nodes", dict(tick_gap_nodes=3)), ("lock 0.2 us", dict(lock_us=0.2)),
+             ("wake call 6 us", dict(wake_call_us=6))]
+    print("| workers | " + " | ".join(n for n, _ in perts) + " | mean | lowest |")
+    print("|---|" + "---|" * (len(perts) + 2))
+    for p in ps:
+        sp = []
+        for _, kw in perts:
+            c = kw.get("c_node", 5.0)
+            r = cs.simulate(w, p, **{**D, **kw, "c_node": c})
+            sp.append(t1 * c / 5.0 / r["time_ns"])
+        print(f"| {p} | " + " | ".join(f"{x:.2f}x" for x in sp) +
+              f" | {sum(sp) / len(sp):.2f}x | {min(sp):.2f}x |", flush=True)
+
+
+def fanout():
+    print("\n### uts-loop 10000: speed-up, idle while work exists, wakes / empty, lock held\n")
+    fanout_uts()
+    print("\n### Where the worker-time goes (worker-ms)\n")
+    fanout_breakdown()
+    print("\n### D with one constant changed\n")
+    fanout_robust()
+    print("\n### The other workloads: defaults, D\n")
+    fanout_others()
+    print("\n### Long-leaf maps, D against the defaults\n")
+    fanout_longleaf()
+
+
 def main(argv):
     what = argv[1] if len(argv) > 1 else "all"
     if what in ("validate", "all"):
@@ -422,6 +554,8 @@ def main(argv):
         rules()
     if what in ("rejected", "all"):
         rejected()
+    if what == "fanout":
+        fanout()
     return 0
 
 
