@@ -16,9 +16,14 @@ cd "$(dirname "$0")/.."
 target=${1:?usage: scripts/cross-check.sh aarch64|mingw [build-dir] [stress-seconds]}
 case "$target" in
   aarch64) toolchain=cmake/aarch64-linux-gnu.cmake
-    emulator=(qemu-aarch64 -L /usr/aarch64-linux-gnu) exe="" ;;
+    emulator=(qemu-aarch64 -L /usr/aarch64-linux-gnu) exe="" retry=() ;;
   mingw) toolchain=cmake/x86_64-w64-mingw32.cmake
     emulator=(wine) exe=.exe
+    # A test process under Wine occasionally does not exit after its last
+    # line of output (two CI runs in about a dozen, different tests; not
+    # reproduced in 30 runs of one alone or 6 repeats under ctest): such
+    # a test runs once more, and fails only if it fails twice.
+    retry=(--repeat until-pass:2)
     export WINEDEBUG=-all ;;
   *) echo "cross-check.sh: unknown target '$target' (known: aarch64, mingw)" >&2; exit 2 ;;
 esac
@@ -31,7 +36,7 @@ cmake -S . -B "$dir" -DCMAKE_TOOLCHAIN_FILE="$toolchain" -DCMAKE_BUILD_TYPE=Rele
 cmake --build "$dir" -j "$jobs"
 # Several times slower than native; the suite's own timeouts allow for it.
 # Tests that cannot run there say why and count as skipped.
-(cd "$dir" && ctest -j "$jobs" --output-on-failure --timeout 600)
+(cd "$dir" && ctest -j "$jobs" --output-on-failure --timeout 600 ${retry[@]+"${retry[@]}"})
 seed=${CLOVE_STRESS_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 "${emulator[@]}" "$dir/test/clove_stress$exe" --seed "$seed" --seconds "$seconds"
 
