@@ -8,7 +8,7 @@
 # Usage: scripts/check-refs.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pattern='tracker|issue #?[0-9]+|\.\./shared|/work/|/root/|/home/'
+pattern='tracker|issue #?[0-9]+|\.\./shared|shared/(DESIGN|ANCHORS|STYLE|seeds)|/work/|/root/|/home/'
 if git grep -n -i -E "$pattern" -- README.md CHANGELOG.md docs include src test examples \
      scripts cmake CMakeLists.txt .ci bench sim model ':!scripts/check-refs.sh'; then
   echo "check-refs: the lines above refer to a tracker or to paths outside the repository" >&2

@@ -97,7 +97,7 @@ DEFAULTS = dict(
 # --------------------------------------------------------------------------
 MACHINES = {
     # GCP c4-standard-16: 16 vCPUs = 8 cores x 2 hyperthreads (Intel Xeon,
-    # 5th generation), Spice's benchmark machine (shared/DESIGN.md).
+    # 5th generation), the machine of Spice's published benchmark.
     "c4-standard-16": dict(cores=8, smt=2, smt_yield=0.68, contention=0.031,
                            contention_ref_ns=3.93,
                            # a tree node on 1 thread there, by policy (the
@@ -128,7 +128,7 @@ def machine_cost(m, c1, P):
 # Policies (--policy): the rules of a runtime, as Sim keyword arguments.
 POLICIES = {
     "clove": {},
-    # Spice (src/root.zig at 6d2d665, shared/DESIGN.md): no cascade, no
+    # Spice (its src/root.zig at 6d2d665): no cascade, no
     # reserve, no requests or batches; beats at a fixed period whether or
     # not anybody is idle (no beat on kick, no probe, no run-age gate).
     "spice": dict(cascade=False, reserve=False, request=False, batch=1, beat_on_kick=False,
