@@ -129,7 +129,7 @@ verify bug-loadstoreclear fail leaf "-DNW=1 -DBUG_LOAD_STORE_CLEAR" 'acceptance 
 verify bug-nohandlerrearm fail leaf "-DNW=1 -DBUG_NO_HANDLER_REARM" 'acceptance cycle'
 verify bug-shareemptylist fail safety "-DNW=1 -DBUG_SHARE_EMPTY_LIST" 'assertion violated \(qlen>0\)'
 verify bug-abandonnowait fail safety "-DNW=1 -DABANDON -DBUG_ABANDON_NO_WAIT" 'assertion violated'
-# batches (share.c, "Batches")
+# batches (share.c, "Requests and batches")
 verify bug-batchnoshrink fail safety "-DNW=1 -DFAN -DBUG_BATCH_NO_SHRINK" 'assertion violated \(cnt\[f\]==1\)'
 verify bug-batchearlydone fail safety "-DNW=1 -DFAN -DBUG_BATCH_EARLY_DONE" 'assertion violated'
 

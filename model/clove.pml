@@ -44,7 +44,7 @@
  *   FAN             the root forks A, B and D in a row, ticks twice, then
  *                   joins D, B, A: with A reserved, a request answered at
  *                   its second tick shares B and D as one batch (share.c,
- *                   "Batches")
+ *                   "Requests and batches")
  *   BUG_*           deliberate bugs, see README.md
  */
 
@@ -130,7 +130,10 @@
 #define BEAT 1               /* CLOVE__HB_BEAT, stored by the heartbeat thread */
 #define ARM  2               /* CLOVE__HB_ARM, stored by the owner */
 #define REQ  4               /* CLOVE__HB_REQ, stored with BEAT by a taker
-                              * that found the ring empty (a request) */
+                              * that found the ring empty after a short
+                              * job (a request, answered with a batch) */
+#define REQ1 8               /* CLOVE__HB_REQ_ONE: the same after a longer
+                              * job (answered with one record) */
 
 /* ---- shared state --------------------------------------------------- */
 /* guarded by pool->lock */
@@ -163,7 +166,7 @@ bit  stopping;               /* pool->stopping */
 /* per-task sleep word and its futex waiter */
 bit  sleepw[NT];             /* task->sleep */
 bit  fwt[NT];                /* the task is blocked in clove__wait(&sleep) */
-byte hbflag[NT];             /* task->heartbeat: BEAT | ARM */
+byte hbflag[NT];             /* task->heartbeat: BEAT | ARM | REQ | REQ1 */
 /* the reserve (lock-free, seq_cst here) */
 byte resv[NT];               /* task->reserve: job id, 0 = NULL */
 byte fseq[NJ];               /* the LIFO sequence number in the record's state */
@@ -529,7 +532,8 @@ proctype Task(byte me)
     byte aret;                        /* continuation after the re-arm */
     byte f, g, k, o, w2;              /* scratch, always reset to 0 */
     bit  got;
-    bit  hreq;                        /* the handler's v has REQ (a request) */
+    bit  hreq;                        /* the handler's v has REQ or REQ1 (a request) */
+    bit  hbat;                        /* ... REQ: answered with a batch */
     bit  rq;                          /* run_one_locked: the job was short */
     byte dcache;                      /* task->done_batch (owner only) */
 
@@ -794,8 +798,10 @@ progress_tick:
             dj = g; dmode = o; ms = MS_DONE0
         fi;
         f = 0; o = 0; k = 0; g = 0 }
-    /* run_one_locked: the job ran for less than an interval (it may
-     * request) or not: the model has no clock, so either */
+    /* run_one_locked: the job ran for less than an eighth of an interval
+     * (a request for a batch) or not (a request for one record): the
+     * model has no clock, so either. (C asks for one record only if no
+     * other task is idle; the model always may: a superset.) */
     :: atomic { ms == MS_DONE0 ->
         if
         :: rq = 1
@@ -810,7 +816,8 @@ progress_tick:
      * hs_decide: the owner-local part of the step-2 hint (reserved != NULL
      * or the queue is not empty); the shared part is MS_HS1C */
 #define HS_DECIDE \
-        hreq = (hv & REQ) != 0; \
+        hreq = (hv & (REQ | REQ1)) != 0; \
+        hbat = (hv & REQ) != 0; \
         if \
         :: (hv & BEAT) && (rsh != 0 || qlen > 0) -> ms = MS_HS1C \
         :: else -> ms = MS_HS3 \
@@ -907,7 +914,7 @@ progress_tick:
                 /* a request: a batch, f and the queue's oldest above it
                  * (MEMBER, sequence noffered++), one ring entry */
                 if
-                :: hreq && qlen > 0 ->
+                :: hbat && qlen > 0 ->
                     k = q[0];
                     o = 0;
                     do
@@ -946,7 +953,7 @@ progress_tick:
      * reserved = f and a release store of reserve (one step: the rest is
      * owner-local); otherwise rearm */
     :: d_step { ms == MS_HS3 ->
-        hreq = 0;
+        hreq = 0; hbat = 0;
         if
         :: rsh == 0 && qlen > 0 ->
             f = q[0];
@@ -1077,6 +1084,8 @@ progress_tick:
         if
         :: rq && !RING_NONEMPTY -> hbflag[o] = BEAT | REQ;
            printf("MSC: task %d requests more of task %d (BEAT|REQ)\n", me, o)
+        :: !rq && !RING_NONEMPTY -> hbflag[o] = BEAT | REQ1;
+           printf("MSC: task %d requests more of task %d (BEAT|REQ1)\n", me, o)
         :: else -> skip
         fi;
 #ifndef BUG_BATCH_EARLY_DONE

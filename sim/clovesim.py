@@ -593,7 +593,8 @@ class Sim:
                  reserves=1, hb_wake_batch=16, hb_phase_us=None, join_ticks=False,
                  steal_every_beat=False, share_after_steal=True, probe_div=8,
                  run_age_div=4, batch=64, request=True, adaptive=True,
-                 request_max_us=None, spin_us=0.0, spin_wake_us=0.05, spin_lat_us=0.2,
+                 request_max_us=None, request_one=True, spin_us=0.0, spin_wake_us=0.05,
+                 spin_lat_us=0.2,
                  claims=False, claim_us=0.03, local_us=0.01, done_us=0.01, request_to="owner",
                  direct=False, retry_us=1.0, scan_us=0.05, self_help=False, look_us=0.01,
                  join_desc=False, breakdown=False,
@@ -668,6 +669,8 @@ class Sim:
         self.request = request
         # src/share.c: only a job shorter than an eighth of an interval requests
         self.request_max = (heartbeat_us / 8 if request_max_us is None else request_max_us) * US
+        # src/share.c: a longer job requests one record (REQ_ONE)
+        self.request_one = request_one
         # adaptive: a task's batch size starts at 1, doubles at each share
         # answering a request, halves when the task waits on a batch
         self.adaptive = adaptive
@@ -1222,9 +1225,19 @@ class Sim:
         """The request's test: the job ran for less than request_max."""
         return t - job.taken_t < self.request_max
 
-    def take_or_sleep(self, w, t, owner=None, spin_until=None):
+    def request_of(self, job, o, t):
+        """Whom a finished job requests from and whether for one record:
+        (o, False) after a short job (a batch), (o, True) after a longer
+        one with --request-one (asked only if no other task is idle:
+        take_or_sleep), else (None, False)."""
+        if self.short_job(job, t):
+            return o, False
+        return (o, True) if self.request_one else (None, False)
+
+    def take_or_sleep(self, w, t, owner=None, one=False, spin_until=None):
         """Under the lock: take the oldest ring job or go idle. owner: of
-        the shared job w just finished (for the request)."""
+        the shared job w just finished (for the request); one: request one
+        record, not a batch."""
         t = self.locked(t)
         job = self.ring_pop()
         if job is not None:
@@ -1233,12 +1246,16 @@ class Sim:
             self.enter_idle(w, t, spin_until)
             if self.request and self.request_to == "pending" and not self.direct:
                 owner = self.pick_victim(w, owner, t)
+            if one and len(self.idle) > 1:
+                owner = None               # REQ_ONE: only with nobody else idle
             if self.request and owner is not None and owner.status == BUSY \
                     and owner.stack and owner.stack[-1].waiting is None:
                 # the request: the owner shares at its next fork
                 self.stats["requests"] += 1
                 self.raise_flag(owner, t)
-                owner.req = True
+                owner.req = owner.req is True or not one
+                if not owner.req:
+                    owner.req = "one"
                 if not owner.answer_pending:
                     owner.answer_pending = True
                     self.push(t + self.tick_gap, EV_ANSWER, owner)
@@ -1364,10 +1381,11 @@ class Sim:
             # lock hold, one ring entry, one task woken
             if self.adaptive:
                 # a request is answered with a batch that doubles at each
-                # request; a beat shares one fork (src/share.c, "Batches")
-                if req:
+                # request; a beat, and a request for one record, share one
+                # fork (src/share.c, "Requests and batches")
+                if req is True:
                     w.bsize = min(self.batch, 2 * w.bsize)
-                n = w.bsize if req else 1
+                n = w.bsize if req is True else 1
             else:
                 n = self.batch
             if not direct:
@@ -1494,9 +1512,9 @@ class Sim:
             if below.waiting.state == DONE:
                 self.resume(w, now)
             else:
-                self.take_or_sleep(w, now, o if self.short_job(job, t) else None)
+                self.take_or_sleep(w, now, *self.request_of(job, o, t))
         else:
-            self.take_or_sleep(w, now, o if self.short_job(job, t) else None)
+            self.take_or_sleep(w, now, *self.request_of(job, o, t))
 
     def join_claimed(self, w, ctx, s, t):
         """--claims: the owner w joins its shared record s (on_reach): an
@@ -1618,8 +1636,9 @@ class Sim:
                 w.answer_pending = True
                 self.push(nctx.t_ref + self.tick_gap, EV_ANSWER, w)
             return
+        one = False
         if R is None:
-            req = o if self.short_job(job, t) else None
+            req, one = self.request_of(job, o, t)
         else:
             req = (R.sharer if self.request_to == "sharer" else R.owner) \
                 if t - R.taken_t < self.request_max else None
@@ -1640,7 +1659,7 @@ class Sim:
             w.deadline = now + self.spin
             self.go_request(w, now, hint)
             return
-        self.take_or_sleep(w, now, req)
+        self.take_or_sleep(w, now, req, one)
 
     def go_request(self, w, t, hint=None):
         """--direct: w, in its worker loop with nothing to run, takes a ring
@@ -2067,7 +2086,10 @@ def main(argv=None):
                          "finds the ring empty raises the job owner's flag (a request) before it "
                          "sleeps; src/, default on")
     ap.add_argument("--request-max-us", type=float, default=None,
-                    help="only a shared job shorter than this requests (default: interval / 8)")
+                    help="a shared job shorter than this requests a batch (default: interval / 8)")
+    ap.add_argument("--request-one", action=argparse.BooleanOptionalAction, default=True,
+                    help="a longer shared job requests one record if no other task is "
+                         "idle (src/, default on); --no-request-one: it requests nothing")
     ap.add_argument("--batch", type=int, default=64,
                     help="a request is answered with a batch of up to this many oldest queued "
                          "forks, one ring entry, one task woken (src/ CLOVE__BATCH_MAX, 64); "
@@ -2151,7 +2173,8 @@ def main(argv=None):
               hb_per_task_us=a.hb_per_task_us, steal_every_beat=a.steal_every_beat,
               share_after_steal=a.share_after_steal, probe_div=a.probe_div,
               run_age_div=a.run_age_div, batch=a.batch, request=a.request,
-              adaptive=a.adaptive, request_max_us=a.request_max_us, spin_us=a.spin_us,
+              adaptive=a.adaptive, request_max_us=a.request_max_us,
+              request_one=a.request_one, spin_us=a.spin_us,
               spin_wake_us=a.spin_wake_us, spin_lat_us=a.spin_lat_us, claims=a.claims,
               claim_us=a.claim_us, local_us=a.local_us, done_us=a.done_us,
               request_to=a.request_to, direct=a.direct, retry_us=a.retry_us, scan_us=a.scan_us,

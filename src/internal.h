@@ -48,11 +48,12 @@
  *   without the lock. The reserved record's fn is NULL (moved to out.run),
  *   so only its join takes the slow path: fork/join stay plain loads and
  *   stores (share.c).
- * - Wide fan-out (a loop of forks leaves many small sibling records): a
- *   taker whose shared job was short and that finds the ring empty raises
- *   the owner's heartbeat word with REQ, and the owner answers at its next
- *   fork with a batch of its oldest records, one ring entry, which the
- *   taker runs as a splittable range (share.c, "Batches").
+ * - Requests: a taker that finishes a shared job and finds the ring empty
+ *   raises the job owner's heartbeat word with a request, which the owner
+ *   answers at its next fork instead of the next beat. After a short job
+ *   (wide fan-out: a loop of forks leaves many small sibling records) the
+ *   answer is a batch of its oldest records, one ring entry, which the
+ *   taker runs as a splittable range (share.c, "Requests and batches").
  * The protocol is model-checked with spin: see model/README.md, which maps
  * each part of model/clove.pml to the functions here.
  */
@@ -289,10 +290,12 @@ struct clove__entry {
  * lock, so this bounds that critical section. */
 #define CLOVE__BATCH_MAX 64u
 
-/* A bit of clove_task.heartbeat besides BEAT and ARM (clove.h), always
+/* Bits of clove_task.heartbeat besides BEAT and ARM (clove.h), always
  * stored with BEAT: a task that ran one of this task's shared jobs found
- * nothing else to do (a request, share.c). */
+ * nothing else to do (a request, share.c). REQ: the job was short, answer
+ * with a batch; REQ_ONE: it was not, answer with one record. */
 #define CLOVE__HB_REQ 4u
+#define CLOVE__HB_REQ_ONE 8u
 
 struct clove_pool {
     /* -- Constant after clove_pool_create. ------------------------------ */

@@ -350,27 +350,37 @@ static uint32_t share_locked(clove_pool *p, struct clove__job *j, clove_task *ow
 }
 
 /*
- * Batches: wide fan-out (a loop that forks every child of a node, then
- * joins them all) leaves a queue of sibling records whose oldest, the one a
- * share hands out, is often a leaf: its taker is done at once and waits
- * for the next beat. So a task that runs out of shared work *requests*
- * more: before it marks its job DONE, if the job ran for less than a
- * heartbeat interval and the ring is empty, it raises the job owner's
- * heartbeat word with BEAT | REQ (run_one_locked; a longer job saw beats,
- * and its owner's next piece is not likely to be small; the owner
- * cannot have left the join of that job yet, so the word is alive). The
- * owner answers at its next fork or tick (heartbeat_beat): it shares even
- * when nobody is idle yet (the requester is about to be: it looks at the
- * ring under the lock before it sleeps, so the batch is either found or
- * its share wakes it), and it shares a *batch*: its oldest record (the
- * reserve or the queue's oldest, the base, SHARED as a single share is)
- * and the next oldest queued records above it, up to t->batch_n in all,
- * as one ring entry of n records. Each of those others is marked MEMBER
- * (with its offset from the base and its own LIFO sequence number) and
- * counts in noffered, so its join leaves the inline path. batch_n starts
- * at 1, doubles at each request answered (up to CLOVE__BATCH_MAX) and
- * halves when the owner has to wait for one of its batches. A beat that is
- * not a request shares one record, as before.
+ * Requests and batches. A task that finishes a shared job and finds the
+ * ring empty would wait for the next beat (half an interval on average)
+ * while its job's owner, which forked that job, may have more queued. So
+ * it *requests* more: before it marks its job DONE it raises the owner's
+ * heartbeat word with BEAT | REQ or BEAT | REQ_ONE (run_one_locked; the
+ * owner cannot have left the join of that job yet, so the word is alive).
+ * The owner answers at its next fork or tick (heartbeat_beat): it shares
+ * even when nobody is idle yet (the requester is about to be: it looks at
+ * the ring under the lock before it sleeps, so the share is either found
+ * or its wake-up reaches it). A request is one share per job run
+ * elsewhere, and the record shared is the owner's oldest, as at a beat.
+ *
+ * Wide fan-out (a loop that forks every child of a node, then joins them
+ * all) leaves a queue of sibling records whose oldest is often a leaf: its
+ * taker is done at once. So after a job shorter than an eighth of an
+ * interval the request is REQ, answered with a *batch*: the owner's oldest
+ * record (the reserve or the queue's oldest, the base, SHARED as a single
+ * share is) and the next oldest queued records above it, up to
+ * t->batch_n in all, as one ring entry of n records. Each of those others
+ * is marked MEMBER (with its offset from the base and its own LIFO
+ * sequence number) and counts in noffered, so its join leaves the inline
+ * path. batch_n starts at 1, doubles at each REQ answered (up to
+ * CLOVE__BATCH_MAX) and halves when the owner has to wait for one of its
+ * batches. After a longer job the request is REQ_ONE, answered with one
+ * record, as a beat is (a job that long saw beats of its own, and long
+ * leaves would be shared in doubling batches that nobody can hand back),
+ * and only while no other task is idle: then the heartbeat thread is
+ * asleep, and the requester would wait for its kick, its wake-up and its
+ * beat; with others idle, beats and the ramp-up's flags are coming
+ * anyway, and more requests only add shares of smaller pieces
+ * (sim/README.md, "Requests and batches").
  *
  *   - The taker pops the entry (base TAKEN) and runs the n jobs, oldest
  *     first, as a divide and conquer over the range that forks its upper
@@ -473,8 +483,9 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
     }
     if (v & CLOVE__HB_BEAT) {
         clove__count(t, CLOVE__ST_HEARTBEATS, 1);
-        /* A request: share a batch, even with nobody idle yet (above). */
-        bool req = (v & CLOVE__HB_REQ) != 0;
+        /* A request: share, even with nobody idle yet, a batch for REQ
+         * (above). */
+        bool req = (v & (CLOVE__HB_REQ | CLOVE__HB_REQ_ONE)) != 0;
         if ((clove__tk(t)->own_reserve != NULL || queued(t)) &&
             (req || atomic_load_explicit(&p->idle_count, memory_order_acquire) != 0)) {
             clove__lock(p);
@@ -499,7 +510,7 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
                 if (j != NULL) {
                     shared = true;
                     uint32_t slot = share_locked(p, j, t);
-                    if (req) {
+                    if (v & CLOVE__HB_REQ) {
                         uint32_t want = clove__tk(t)->batch_n * 2;
                         if (want > CLOVE__BATCH_MAX)
                             want = CLOVE__BATCH_MAX;
@@ -595,7 +606,7 @@ static void run_batch(clove_task *t, const struct batch_range *r)
 }
 
 /* A shared job that run_job_guarded is running: one record's job, or a
- * batch of n records from j (see "Batches"). */
+ * batch of n records from j (see "Requests and batches"). */
 struct running_job {
     clove_task *t;
     clove_value_fn *run; /* a clove_fork_value job, or NULL */
@@ -706,17 +717,25 @@ static bool run_one_locked(clove_task *t, const struct clove__job *from)
 
     clove__lock(p);
     clove_task *owner = e.owner;
-    /* A job shorter than an eighth of an interval and nothing more in the ring: request
-     * more from the owner (see "Batches"). Its task is alive until it has
-     * seen DONE. Relaxed: the word is a hint, as the heartbeat thread's
-     * stores are. */
-    if (t1 - t0 < (uint64_t)p->heartbeat_us * (1000u / CLOVE__CHUNK_DIV) && ring_empty(p))
-        atomic_store_explicit(&owner->heartbeat, CLOVE__HB_BEAT | CLOVE__HB_REQ,
-                              memory_order_relaxed);
+    /* The owner, asleep at the join of j: this DONE wakes it. */
+    bool wake_owner = clove__tk(owner)->idle && clove__tk(owner)->waiting_on == j;
+    /* Nothing more in the ring: request more from the owner, a batch
+     * after a job shorter than an eighth of an interval, else one record
+     * if nobody else is idle (the owner woken here aside; see "Requests
+     * and batches"). Its task is alive until it has seen DONE. Relaxed:
+     * the word is a hint, as the heartbeat thread's stores are. */
+    if (ring_empty(p)) {
+        if (t1 - t0 < (uint64_t)p->heartbeat_us * (1000u / CLOVE__CHUNK_DIV))
+            atomic_store_explicit(&owner->heartbeat, CLOVE__HB_BEAT | CLOVE__HB_REQ,
+                                  memory_order_relaxed);
+        else if (atomic_load_explicit(&p->idle_count, memory_order_relaxed) == (wake_owner ? 1u : 0u))
+            atomic_store_explicit(&owner->heartbeat, CLOVE__HB_BEAT | CLOVE__HB_REQ_ONE,
+                                  memory_order_relaxed);
+    }
     /* After this store the owner may return from clove_join and reuse j
      * (and, for a batch, the records above it). */
     j->state = (j->state & ~CLOVE__TAG_MASK) | CLOVE__TAG_DONE;
-    if (clove__tk(owner)->idle && clove__tk(owner)->waiting_on == j) {
+    if (wake_owner) {
         clove__idle_remove_locked(owner);
         clove__unlock(p);
         clove__wake_one(&clove__tk(owner)->sleep);
@@ -828,10 +847,10 @@ bool clove__join_slow(clove_task *t, struct clove__job *j, bool value)
         note_stolen(t);
         rearm(t);
     }
-    /* A member of the batch whose DONE this task saw last (see
-     * "Batches"), below the member that saw it: its result is there, and
-     * the lock that showed DONE made it visible. No lock. (Its state is
-     * the owner's: no other task writes a member's state.) */
+    /* A member of the batch whose DONE this task saw last (see "Requests
+     * and batches"), below the member that saw it: its result is there,
+     * and the lock that showed DONE made it visible. No lock. (Its state
+     * is the owner's: no other task writes a member's state.) */
     if (j > clove__tk(t)->done_batch && j < clove__tk(t)->done_end && j < t->top) {
         check_own_pop(t, j, value, CLOVE__CALLER());
         /* Forks made from here on lie at j and above: out of the range. */
@@ -874,7 +893,8 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *j, boo
         clove__kind_misuse(value, site);
 
     /* A member of a batch: what happened to it is its base's state (see
-     * "Batches"); the member is the newest record of the batch left. */
+     * "Requests and batches"); the member is the newest record of the
+     * batch left. */
     struct clove__job *w = j;
     if (tag == CLOVE__TAG_MEMBER) {
         w = j - ((state >> CLOVE__SLOT_SHIFT) & CLOVE__SLOT_MASK);

@@ -3,9 +3,12 @@
  * test_fanout.c - wide fan-out: every node forks all its children in a
  * loop and joins them newest first, as Lace's and Cilk's UTS do. The
  * records such a node leaves queued are the ones a request is answered
- * with, as a batch (src/share.c, "Batches"). Heartbeat 1 us, more threads
- * than cores, both fork forms mixed within one node's children; every
- * node must run exactly once and the sum must be the sequential one.
+ * with (src/share.c, "Requests and batches"): a batch after a shared job
+ * shorter than an eighth of an interval, one record after a longer one.
+ * Heartbeats of 1 us (nearly every job is a longer one) and 40 us (leaves
+ * and small subtrees are short), more threads than cores, both fork forms
+ * mixed within one node's children; every node must run exactly once and
+ * the sum must be the sequential one.
  */
 #include "test.h"
 
@@ -124,6 +127,7 @@ static void fan_root(clove_task *t, void *p)
 void test_fanout_wide(void)
 {
     static const unsigned threads[] = {2, 8, 32};
+    static const unsigned heartbeats[] = {1, 40};
     struct fan_tree ft;
     fan_build(&ft, scaled(3000, 300), scaled(200000, 20000), 0xfa40);
     fan_g = &ft;
@@ -131,9 +135,11 @@ void test_fanout_wide(void)
     for (size_t i = 0; i < ft.n; i++)
         want += index_value(ft.seed, i);
     test_log("fan-out tree: %zu nodes, %u at the root\n", ft.n, ft.kids[0]);
-    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
-        clove_pool *p = make_pool(threads[k], 1);
-        for (size_t round = 0; round < scaled(12, 3); round++) {
+    for (size_t hk = 0; hk < 2 * (sizeof threads / sizeof threads[0]); hk++) {
+        size_t h = hk / (sizeof threads / sizeof threads[0]);
+        size_t k = hk % (sizeof threads / sizeof threads[0]);
+        clove_pool *p = make_pool(threads[k], heartbeats[h]);
+        for (size_t round = 0; round < scaled(6, 2); round++) {
             for (size_t i = 0; i < ft.n; i++)
                 atomic_store_explicit(&ft.seen[i], 0, memory_order_relaxed);
             struct fan_run r = {0};
@@ -146,8 +152,9 @@ void test_fanout_wide(void)
         }
         clove_stats s;
         ASSERT_OK(clove_pool_stats(p, &s, NULL, 0));
-        test_log("threads %u: %ju shared, %ju reclaimed, %ju ran\n", threads[k],
-                 (uintmax_t)s.shared, (uintmax_t)s.reclaimed, (uintmax_t)s.ran);
+        test_log("heartbeat %u us, threads %u: %ju shared, %ju reclaimed, %ju ran\n",
+                 heartbeats[h], threads[k], (uintmax_t)s.shared, (uintmax_t)s.reclaimed,
+                 (uintmax_t)s.ran);
         ASSERT_EQ_U(s.shared + s.stolen, s.ran + s.reclaimed);
         clove_pool_destroy(p);
     }
