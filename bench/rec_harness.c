@@ -4,6 +4,13 @@
  * uts, nqueens) on the harness of bench/harness.h, with tree_sum's
  * options, output and CSV columns.
  *
+ * The optional "pair" row (--pair) is a control for the second core: the
+ * baseline run on two threads at once, each the whole problem, timed from
+ * the start of both (a pthread_create) to the end of both. About 1.00x of
+ * the baseline when the second core is free and a run takes milliseconds;
+ * a round where it is much more had the machine busy elsewhere
+ * (bench/paired_ratios.py counts those rounds apart).
+ *
  * Per size: the sequential kernel runs once, untimed, for the expected
  * result and the number of work units (calls, nodes); then every
  * configuration is warmed up, the others calibrated, and samples are taken
@@ -18,6 +25,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +33,11 @@
 #include <unistd.h>
 
 enum impl {
-    IMPL_BASELINE, IMPL_CLOVE, IMPL_TYPED, IMPL_OMP, IMPL_TBB, IMPL_OMP_CUT, IMPL_TBB_CUT, NIMPL
+    IMPL_BASELINE, IMPL_PAIR, IMPL_CLOVE, IMPL_TYPED, IMPL_OMP, IMPL_TBB, IMPL_OMP_CUT,
+    IMPL_TBB_CUT, NIMPL
 };
 static const bench_impl impls[NIMPL] = {
-    { "baseline", BENCH_BASELINE, 1 }, { "clove", BENCH_CLOVE, 0 },
+    { "baseline", BENCH_BASELINE, 1 }, { "pair", BENCH_OTHER, 2 }, { "clove", BENCH_CLOVE, 0 },
     { "typed", BENCH_CLOVE, 0 },
     { "omp", BENCH_OMP, 0 },           { "tbb", BENCH_TBB, 0 },
     { "omp_cutoff", BENCH_OMP, 0 },    { "tbb_cutoff", BENCH_TBB, 0 },
@@ -44,10 +53,42 @@ struct work {
     unsigned batch;
 };
 
+struct pair_arg {
+    uint64_t n;
+    rec_result r;
+};
+
+static void *pair_thread(void *p)
+{
+    struct pair_arg *a = p;
+    a->r = W->baseline(a->n);
+    return NULL;
+}
+
+/* The baseline on this thread and on a second one at once (the "pair"
+ * control); returns this thread's result, or an impossible one if the
+ * two differ. */
+static rec_result run_pair(uint64_t n)
+{
+    struct pair_arg other = { n, { 0, 0 } };
+    pthread_t th;
+    int rc = pthread_create(&th, NULL, pair_thread, &other);
+    if (rc != 0)
+        bench_die("pthread_create failed: %s", strerror(rc));
+    rec_result r = W->baseline(n);
+    rc = pthread_join(th, NULL);
+    if (rc != 0)
+        bench_die("pthread_join failed: %s", strerror(rc));
+    if (r.value != other.r.value || r.aux != other.r.aux)
+        return (rec_result){ UINT64_MAX, UINT64_MAX };
+    return r;
+}
+
 static rec_result run_once(const bench_config *c, uint64_t n)
 {
     switch (c->impl) {
     case IMPL_BASELINE: return W->baseline(n);
+    case IMPL_PAIR: return run_pair(n);
     case IMPL_CLOVE: return W->clove(c->pool, n);
     case IMPL_TYPED: return W->clove_typed(c->pool, n);
 #ifdef CLOVE_BENCH_OPENMP
@@ -109,17 +150,20 @@ static double sample_settled(const bench_config *c, void *ctx)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: %s [-n N]... [-t THREADS]... [--baseline] [--peers] [--cutoff]\n"
+            "usage: %s [-n N]... [-t THREADS]... [--baseline] [--pair] [--peers] [--cutoff]\n"
             "       [--impl IMPL]... [--only IMPL] [--cutoff-at C] [--reps R]\n"
             "       [--batch B] [--min-time S] [--peer-time S] [--peer-reps P]\n"
             "       [--warmup W] [--heartbeat US] [--csv FILE] [--raw FILE] [--quick]\n"
             "  %s\n"
-            "  IMPL is baseline, clove, typed (a typed task, CLOVE_TASK: fib only),\n"
+            "  IMPL is baseline, pair, clove, typed (a typed task, CLOVE_TASK: fib only),\n"
             "  omp, tbb, omp_cutoff or tbb_cutoff\n"
             "  -n N          size (repeatable; default %" PRIu64 ", --quick %" PRIu64
             ", %" PRIu64 "..%" PRIu64 ")\n"
             "  -t THREADS    clove / peer thread count (repeatable; default 1 and 2)\n"
             "  --baseline    include the sequential baseline\n"
+            "  --pair        include the baseline run on two threads at once (row\n"
+            "                pair; the thread start included): about 1.00x when\n"
+            "                the second core is free and a run takes milliseconds\n"
             "  --peers       include OpenMP tasks and oneTBB, forking at every fork\n"
             "                point like clove (those not built are reported)\n"
             "  --cutoff      also the peers with a sequential cutoff (rows\n"
@@ -185,6 +229,8 @@ int rec_main(const rec_workload *w, int argc, char **argv)
                 bench_die("%s", "-n too small");
         } else if (bench_is(&a, "--baseline")) {
             o.want[IMPL_BASELINE] = true;
+        } else if (bench_is(&a, "--pair")) {
+            o.want[IMPL_PAIR] = true;
         } else if (bench_is(&a, "--peers")) {
             o.want[IMPL_OMP] = o.want[IMPL_TBB] = true;
         } else if (bench_is(&a, "--cutoff")) {
