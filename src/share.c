@@ -483,8 +483,8 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
     }
     if (v & CLOVE__HB_BEAT) {
         clove__count(t, CLOVE__ST_HEARTBEATS, 1);
-        /* A request: share, even with nobody idle yet, a batch for REQ
-         * (above). */
+        /* A request (REQ or REQ_ONE): share even with nobody idle yet;
+         * for REQ, a batch (above). */
         bool req = (v & (CLOVE__HB_REQ | CLOVE__HB_REQ_ONE)) != 0;
         if ((clove__tk(t)->own_reserve != NULL || queued(t)) &&
             (req || atomic_load_explicit(&p->idle_count, memory_order_acquire) != 0)) {
@@ -723,12 +723,13 @@ static bool run_one_locked(clove_task *t, const struct clove__job *from)
      * after a job shorter than an eighth of an interval, else one record
      * if nobody else is idle (the owner woken here aside; see "Requests
      * and batches"). Its task is alive until it has seen DONE. Relaxed:
-     * the word is a hint, as the heartbeat thread's stores are. */
+     * the word is a hint, as the heartbeat thread's stores are (and
+     * idle_count, written under the lock we hold, is exact). */
     if (ring_empty(p)) {
         if (t1 - t0 < (uint64_t)p->heartbeat_us * (1000u / CLOVE__CHUNK_DIV))
             atomic_store_explicit(&owner->heartbeat, CLOVE__HB_BEAT | CLOVE__HB_REQ,
                                   memory_order_relaxed);
-        else if (atomic_load_explicit(&p->idle_count, memory_order_relaxed) == (wake_owner ? 1u : 0u))
+        else if (atomic_load_explicit(&p->idle_count, memory_order_relaxed) == (uint32_t)wake_owner)
             atomic_store_explicit(&owner->heartbeat, CLOVE__HB_BEAT | CLOVE__HB_REQ_ONE,
                                   memory_order_relaxed);
     }
