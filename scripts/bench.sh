@@ -52,30 +52,14 @@ for a in "$@"; do
 done
 scripts/deps.sh "${extras[@]}"
 
-# The Rayon companion: built out of the source tree, offline, against
-# /usr/share/cargo/registry (bench/rayon/.cargo/config.toml). Sets
-# rayon_bin, or prints why not and returns 1.
-rayon_bin=""
+# The Rayon companion (scripts/rayon.sh), built into build/bench-rayon.
+# Sets rayon_bin, or prints why not and returns 1.
+. scripts/rayon.sh
 build_rayon() {
-  local why="" rustc_v top=$PWD
-  if ! command -v cargo >/dev/null 2>&1; then
-    why="cargo not found; scripts/deps.sh rayon installs it"
-  elif ! compgen -G "/usr/share/cargo/registry/rayon-[0-9]*" >/dev/null; then
-    why="Debian's librust-rayon-dev is not installed; scripts/deps.sh rayon"
-  else
-    rustc_v=$(rustc --version 2>/dev/null || echo "rustc ?")
-    echo "peer rayon: building bench/rayon with $(cargo --version), $rustc_v"
-    if ! (cd bench/rayon && CLOVE_RUSTC_VERSION="$rustc_v" \
-          cargo build --release --offline --quiet \
-          --target-dir "$top/build/bench-rayon"); then
-      why="cargo build --release --offline failed (see above)"
-    fi
-  fi
-  if [ -n "$why" ]; then
-    echo "peer rayon: not built ($why)"
+  if ! rayon_build "$PWD/build/bench-rayon" "peer rayon"; then
+    echo "peer rayon: not built ($rayon_why)"
     return 1
   fi
-  rayon_bin=build/bench-rayon/release/clove-rayon-bench
 }
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null

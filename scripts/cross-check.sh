@@ -20,9 +20,9 @@ case "$target" in
   mingw) toolchain=cmake/x86_64-w64-mingw32.cmake
     emulator=(wine) exe=.exe
     # A test process under Wine occasionally does not exit after its last
-    # line of output (two CI runs in about a dozen, different tests; not
-    # reproduced in 30 runs of one alone or 6 repeats under ctest): such
-    # a test runs once more, and fails only if it fails twice.
+    # line of output (cause unknown; it does not happen when one test is
+    # run alone in a loop): such a test runs once more, and fails only if
+    # it fails twice.
     retry=(--repeat until-pass:2)
     export WINEDEBUG=-all ;;
   *) echo "cross-check.sh: unknown target '$target' (known: aarch64, mingw)" >&2; exit 2 ;;

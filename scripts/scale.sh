@@ -78,24 +78,13 @@ cmake --build "$build" -j "$jobs" --target "${benches[@]}" >"$build/scale-build.
   exit 1
 }
 
-# The Rayon companion, as scripts/bench.sh builds it: offline, against
-# Debian's librust-rayon-dev (bench/rayon/.cargo/config.toml).
+# The Rayon companion (scripts/rayon.sh), as scripts/bench.sh builds it.
+. "$top/scripts/rayon.sh"
 rayon_bin="" rayon_note=""
 if ((quick_size)); then
   rayon_note="left out (--quick-size)"
-elif ! command -v cargo >/dev/null 2>&1; then
-  rayon_note="cargo not found (scripts/deps.sh rayon installs it)"
-elif ! compgen -G "/usr/share/cargo/registry/rayon-[0-9]*" >/dev/null; then
-  rayon_note="Debian's librust-rayon-dev is not installed (scripts/deps.sh rayon)"
-else
-  rustc_v=$(rustc --version 2>/dev/null || echo "rustc ?")
-  echo "scale.sh: building bench/rayon with $(cargo --version), $rustc_v"
-  if (cd "$top/bench/rayon" && CLOVE_RUSTC_VERSION="$rustc_v" \
-      cargo build --release --offline --quiet --target-dir "$build/bench-rayon"); then
-    rayon_bin=$build/bench-rayon/release/clove-rayon-bench
-  else
-    rayon_note="cargo build --release --offline failed (see above)"
-  fi
+elif ! rayon_build "$build/bench-rayon" "scale.sh"; then
+  rayon_note=$rayon_why
 fi
 [ -z "$rayon_note" ] || echo "scale.sh: note: Rayon companion not built: $rayon_note"
 
@@ -179,7 +168,7 @@ kv() { printf "%s='%s'\n" "$1" "${2//\'/}"; }
   if [ -n "$rayon_bin" ]; then
     kv rayon 1
     crate=$(compgen -G "/usr/share/cargo/registry/rayon-[0-9]*" | head -n 1)
-    kv rayon_version "${crate##*/} (Debian librust-rayon-dev), $rustc_v"
+    kv rayon_version "${crate##*/} (Debian librust-rayon-dev), $rayon_rustc"
   else
     kv rayon 0
     kv rayon_version "not built: $rayon_note"
