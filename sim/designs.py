@@ -447,6 +447,28 @@ def fanout_uts(ps=(2, 16, 64, 256)):
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
 
 
+# How long a worker out of work waits before it sleeps: D's spin, down to
+# the microsecond it waits for a direct request's answer, and none at all.
+SPIN_ROWS = [
+    ("`--claims --request-to pending`, no wait", dict(claims=True, request_to="pending")),
+    ("D without the wait (`--spin-us 0`)", {**D, "spin_us": 0}),
+] + [(f"D, `--spin-us {s}`", {**D, "spin_us": s}) for s in (1, 2, 5, 10, 20, 50, 100)]
+
+
+def fanout_spin(ps=(2, 16, 64, 256)):
+    w = cs.make_work("uts:10000")
+    t1 = cs.simulate(w, 1)["time_ns"]
+    print("| design | " + " | ".join(f"{p} workers" for p in ps) + " |")
+    print("|---|" + "---|" * len(ps))
+    for name, kw in SPIN_ROWS:
+        cells = []
+        for p in ps:
+            r = cs.simulate(w, p, breakdown=True, **kw)
+            spun = r["breakdown"].get("free spinning", 0.0)
+            cells.append(f"{t1 / r['time_ns']:.2f}x, {spun / 1e6:.2f}")
+        print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+
+
 def fanout_breakdown(ps=(16, 64)):
     w = cs.make_work("uts:10000")
     t1 = cs.simulate(w, 1)["time_ns"]
@@ -528,6 +550,8 @@ def fanout_robust(ps=(16, 64)):
 def fanout():
     print("\n### uts-loop 10000: speed-up, idle while work exists, wakes / empty, lock held\n")
     fanout_uts()
+    print("\n### How long to wait before sleeping: speed-up, worker-ms spun\n")
+    fanout_spin()
     print("\n### Where the worker-time goes (worker-ms)\n")
     fanout_breakdown()
     print("\n### D with one constant changed\n")
