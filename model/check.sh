@@ -1,10 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# check.sh - verify model/clove.pml with spin (see model/README.md).
+# check.sh - verify model/clove.pml and model/claims.pml with spin (see
+# model/README.md).
 #
 #   model/check.sh           the real model (must pass) and every bug variant
 #                            (must fail), 2 tasks; plus two extra runs
-#   model/check.sh --full    also the 3-task checks: 3 to 16 minutes and
+#   model/check.sh --full    also the 3-task checks and two larger claims
+#                            runs (NROUND=3, NREC=3): 1 to 16 minutes and
 #                            up to 11 GB each, except term2, which needs
 #                            more than 23 GB (see README.md, Results)
 #   model/check.sh --quick   the same without the two extra runs
@@ -58,7 +60,7 @@ verify() {
     start=$(date +%s)
     (
         cd "$dir" &&
-        spin $defs $extra -a clove.pml >spin.out 2>&1 &&
+        spin $defs $extra -a "$(basename "$model")" >spin.out 2>&1 &&
         gcc -O2 -w -DCOLLAPSE $cflags -o pan pan.c >gcc.out 2>&1 &&
         ./pan -m$DEPTH -w$HASH $runflags >pan.out 2>&1
     )
@@ -132,6 +134,23 @@ verify bug-abandonnowait fail safety "-DNW=1 -DABANDON -DBUG_ABANDON_NO_WAIT" 'a
 # batches (share.c, "Requests and batches")
 verify bug-batchnoshrink fail safety "-DNW=1 -DFAN -DBUG_BATCH_NO_SHRINK" 'assertion violated \(cnt\[f\]==1\)'
 verify bug-batchearlydone fail safety "-DNW=1 -DFAN -DBUG_BATCH_EARLY_DONE" 'assertion violated'
+
+echo "== claims on shared records (claims.pml: owner + 2 workers, 2 records, 2 rounds)"
+model="$here/claims.pml"
+verify claims           pass safety ""
+verify claims-3w        pass safety "-DNWORK=3"
+verify claims-stale-reached fail safety "-DCHECK_STALE_REACHED" 'assertion violated \(inc\[k\]<=when\)'
+verify bug-claimloadstore fail safety "-DBUG_CLAIM_LOAD_STORE" 'assertion violated \(runs\['
+verify bug-reclaimloadstore fail safety "-DBUG_RECLAIM_LOAD_STORE" 'assertion violated \(runs\['
+verify bug-waiterstore  fail safety "-DBUG_WAITER_STORE" 'invalid end state'
+verify bug-donenowaiter fail safety "-DBUG_DONE_NO_WAKE" 'invalid end state'
+verify bug-donebeforeresult fail safety "-DBUG_DONE_BEFORE_RESULT" 'assertion violated \(\(runs\[j\]==1\)&&\(res\[j\]==inc\[j\]\)\)'
+verify bug-sharekeepsfn fail safety "-DBUG_SHARE_KEEPS_FN" 'assertion violated'
+if [ $level = full ]; then
+    verify claims-3r    pass safety "-DNROUND=3"
+    verify claims-3rec  pass safety "-DNREC=3"
+fi
+model="$here/clove.pml"
 
 if [ $level != quick ]; then
     echo "== the spec's handler (step 1 load+store, no re-arm; with the empty-list guard): safe, not live"

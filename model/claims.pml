@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * claims.pml - a Promela model of per-member claims on shared records:
+ * the first step of design D in sim/fanout.md ("Recommendation for the
+ * C runtime"). src/ does not use this protocol yet; the model is the
+ * specification its C is to follow (model/README.md, "The claims
+ * model"). Checked by model/check.sh.
+ *
+ * One owner task forks records into its job stack and joins them newest
+ * first; at any fork it may share a range [lo, hi) of its oldest queued
+ * records (one record, or a batch) into the ring. Workers take ranges
+ * from the ring and walk them oldest first. A shared record's state word
+ * leaves the pool lock: every change is an atomic operation on it.
+ *
+ *   SHARED -> TAKEN      a runner's claim (compare-and-swap)
+ *   SHARED -> RECLAIMED  the owner's claim back at its join (CAS); the
+ *                        owner then runs the job itself
+ *   TAKEN -> TAKEN_W     the owner's CAS when it has to wait (the waiter
+ *                        bit); if it fails the member is DONE
+ *   TAKEN(_W) -> DONE    the runner's exchange after the job returned and
+ *                        its result was stored; the old value says whether
+ *                        to wake the owner (under the lock, as today)
+ *
+ * A runner stops at the first member it fails to claim (the owner took
+ * that one and every newer one back, or another runner holds it). A
+ * runner answering a heartbeat hands out the upper half of its unclaimed
+ * members as a new range. Nothing is removed from the ring when the
+ * owner claims members back: a dead entry is dropped by its taker at the
+ * first failed claim. The records are reused: the owner forks again at
+ * the same positions, and a runner holding a stale range, or a stale
+ * entry left in the ring, may then claim a member of a later share. The
+ * model checks that this is harmless: a record is SHARED only while its
+ * share is live (between the share and the owner's join), and a claim
+ * of a live member is a claim like any other.
+ *
+ * Not modelled here (clove.pml has them): the heartbeat thread and the
+ * reserve (a stolen reserve becomes a range of one), the idle list and
+ * the sleep of workers (a worker here blocks until the ring is not
+ * empty), requests, the leapfrog rule, memory orders (Spin interleaves
+ * sequentially consistent steps; the C needs the share to publish fn,
+ * arg and SHARED with release and the claims to acquire, DONE to release
+ * the result and the owner's loads to acquire it).
+ *
+ * Properties (assertions and end states, pan -DSAFETY):
+ *   - every incarnation of a record runs exactly once;
+ *   - a job runs only while its record is live and claimed by its runner;
+ *   - a join returns only with its job's result;
+ *   - no lost wake-up: nobody is blocked at the end (invalid end state).
+ *
+ * Bug variants (model/check.sh runs each and requires it to be caught):
+ *   BUG_CLAIM_LOAD_STORE    the runner's claim as a load and a store
+ *   BUG_RECLAIM_LOAD_STORE  the owner's claim back as a load and a store
+ *   BUG_WAITER_STORE        the waiter bit set by a load and a store
+ *   BUG_DONE_NO_WAKE        DONE stored without reading the waiter bit
+ *   BUG_DONE_BEFORE_RESULT  DONE before the result is stored
+ *   BUG_SHARE_KEEPS_FN      a share that leaves fn set (the owner's inline
+ *                           join then pops it as queued)
+ * and CHECK_STALE_REACHED must fail too: a runner does claim a member of
+ * a later share than its range's, so the search covers that case.
+ */
+
+#ifndef NREC
+#define NREC 2          /* records in the owner's job stack */
+#endif
+#ifndef NROUND
+#define NROUND 2        /* times the owner forks and joins them all */
+#endif
+#ifndef NWORK
+#define NWORK 2         /* workers */
+#endif
+#ifndef RING
+#define RING 3          /* ring entries */
+#endif
+
+#define S_FREE      0   /* never shared (the owner's) */
+#define S_SHARED    1
+#define S_TAKEN     2
+#define S_TAKEN_W   3
+#define S_DONE      4
+#define S_RECLAIMED 5
+
+/* The records. st: the state word (atomic; a fork does not write it, so a
+ * reused record keeps the last state of its previous share until it is
+ * shared again). fn: set by a fork, cleared by a share (owner only).
+ * inc, runs, res: for the checks (the incarnation now at the position,
+ * how often it ran, the incarnation whose job stored the result). */
+byte st[NREC];
+bool fn[NREC];
+byte inc[NREC];
+byte runs[NREC];
+byte res[NREC];
+
+/* The owner's wake-up: set under the lock by a runner whose DONE found
+ * the waiter bit, consumed by the owner's sleep (an event: a wake that
+ * comes before the sleep is not lost; a stale one only makes the owner
+ * look at the state again). */
+bool woken;
+
+/* The ring, guarded by the pool lock (each access one atomic step). */
+byte rlo[RING];
+byte rhi[RING];
+byte rinc[RING];    /* the owner's fork count at the share (the checks) */
+byte rhead;
+byte rcount;
+
+bool ownerdone;
+
+inline ring_push(lo, hi, when)
+{
+    rlo[(rhead + rcount) % RING] = lo;
+    rhi[(rhead + rcount) % RING] = hi;
+    rinc[(rhead + rcount) % RING] = when;
+    rcount++
+}
+
+/* Run the job of record k (its incarnation is fixed while it is claimed
+ * or being run inline). */
+inline run_job(k)
+{
+    assert(runs[k] == 0);
+    runs[k] = 1
+}
+
+proctype Worker(byte me)
+{
+    byte lo, hi, k, mid, old, when;
+    bool claimed;
+
+
+    do
+    :: atomic {
+           rcount > 0 ->
+           lo = rlo[rhead];
+           hi = rhi[rhead];
+           when = rinc[rhead];
+           rhead = (rhead + 1) % RING;
+           rcount--
+       }
+       printf("MSC: worker %d takes [%d, %d)\n", me, lo, hi);
+       k = lo;
+       do
+       :: k < hi ->
+           /* Answering a heartbeat: the upper half of the unclaimed
+            * members [k, hi) becomes a range of its own. */
+           if
+           :: hi - k >= 2 ->
+               atomic {
+                   if
+                   :: rcount < RING ->
+                       mid = (k + hi) / 2;
+                       ring_push(mid, hi, when);
+                       printf("MSC: worker %d splits off [%d, %d)\n", me, mid, hi);
+                       hi = mid
+                   :: else -> skip
+                   fi
+               }
+           :: true -> skip
+           fi;
+           /* The claim. */
+#ifdef BUG_CLAIM_LOAD_STORE
+           claimed = (st[k] == S_SHARED);
+           if
+           :: claimed -> st[k] = S_TAKEN
+           :: else -> skip
+           fi;
+#else
+           atomic {
+               if
+               :: st[k] == S_SHARED -> st[k] = S_TAKEN; claimed = true
+               :: else -> claimed = false
+               fi
+           }
+#endif
+           if
+           :: !claimed ->
+               printf("MSC: worker %d fails to claim %d: stops\n", me, k);
+               break
+           :: else -> skip
+           fi;
+           printf("MSC: worker %d runs %d (incarnation %d)\n", me, k, inc[k]);
+           assert(!fn[k] && (st[k] == S_TAKEN || st[k] == S_TAKEN_W));
+#ifdef CHECK_STALE_REACHED
+           /* Fails if a runner can claim a member of a later share than
+            * its range's: the check that the model reaches that case. */
+           assert(inc[k] <= when);
+#endif
+           run_job(k);
+#ifndef BUG_DONE_BEFORE_RESULT
+           res[k] = inc[k];
+#endif
+           /* DONE: the old value says whether the owner waits. */
+#ifdef BUG_DONE_NO_WAKE
+           st[k] = S_DONE;
+           old = S_TAKEN;
+#else
+           atomic { old = st[k]; st[k] = S_DONE }
+#endif
+#ifdef BUG_DONE_BEFORE_RESULT
+           res[k] = inc[k];
+#endif
+           if
+           :: old == S_TAKEN_W ->
+               woken = true;   /* lock, wake the owner, unlock */
+               printf("MSC: worker %d wakes the owner\n", me)
+           :: else -> skip
+           fi;
+           k++
+       :: else -> break
+       od
+    :: atomic { rcount == 0 && ownerdone } -> break
+    od
+}
+
+/* The owner's fork at position k: the fast path writes fn (and arg) and
+ * moves top; the state word is left as it was. */
+inline fork(k)
+{
+    ninc++;
+    inc[k] = ninc;
+    runs[k] = 0;
+    fn[k] = true;
+    top = k + 1
+}
+
+/* At a fork, the owner may share its oldest queued records: one, or all
+ * of them (a batch). Each member's fn is cleared and its state set
+ * SHARED; then the range goes into the ring under the lock. */
+inline maybe_share()
+{
+    if
+    :: bottom < top && rcount < RING ->
+        if
+        :: end = bottom + 1
+        :: end = top
+        fi;
+        k = bottom;
+        do
+        :: k < end ->
+#ifndef BUG_SHARE_KEEPS_FN
+            fn[k] = false;
+#endif
+            st[k] = S_SHARED;
+            k++
+        :: else -> break
+        od;
+        atomic { ring_push(bottom, end, ninc) }
+        printf("MSC: owner shares [%d, %d)\n", bottom, end);
+        bottom = end
+    :: true -> skip
+    fi
+}
+
+/* The owner's join of record k (the newest it has not joined). */
+inline join(k)
+{
+    if
+    :: fn[k] ->
+        /* Queued: the inline pop. */
+        fn[k] = false;
+        run_job(k);
+        res[k] = inc[k]
+    :: else ->
+        /* Shared: claim it back, or wait for its runner. */
+#ifdef BUG_RECLAIM_LOAD_STORE
+        got = (st[k] == S_SHARED);
+        if
+        :: got -> st[k] = S_RECLAIMED
+        :: else -> skip
+        fi;
+#else
+        atomic {
+            if
+            :: st[k] == S_SHARED -> st[k] = S_RECLAIMED; got = true
+            :: else -> got = false
+            fi
+        }
+#endif
+        if
+        :: got ->
+            printf("MSC: owner claims %d back\n", k);
+            run_job(k);
+            res[k] = inc[k]
+        :: else ->
+#ifdef BUG_WAITER_STORE
+            wait = (st[k] == S_TAKEN);
+            if
+            :: wait -> st[k] = S_TAKEN_W
+            :: else -> skip
+            fi;
+#else
+            atomic {
+                if
+                :: st[k] == S_TAKEN -> st[k] = S_TAKEN_W; wait = true
+                :: else -> wait = false
+                fi
+            }
+#endif
+            if
+            :: wait ->
+                printf("MSC: owner waits for %d\n", k);
+                do
+                :: st[k] == S_DONE -> break
+                :: else -> atomic { woken -> woken = false }
+                od
+            :: else -> skip
+            fi;
+            assert(st[k] == S_DONE)
+        fi
+    fi;
+    /* The join returns with the job's result. */
+    assert(runs[k] == 1 && res[k] == inc[k]);
+    top = k;
+    if
+    :: bottom > k -> bottom = k
+    :: else -> skip
+    fi
+}
+
+active proctype Owner()
+{
+    byte r, k, end, top, bottom, ninc, j;
+    bool got, wait;
+
+    r = 0;
+    do
+    :: r < NROUND ->
+        j = 0;
+        do
+        :: j < NREC -> fork(j); maybe_share(); j++
+        :: else -> break
+        od;
+        j = NREC;
+        do
+        :: j > 0 -> j--; join(j)
+        :: else -> break
+        od;
+        r++
+    :: else -> break
+    od;
+    ownerdone = true
+}
+
+init
+{
+    byte i;
+    atomic {
+        i = 0;
+        do
+        :: i < NWORK -> run Worker(i); i++
+        :: else -> break
+        od
+    }
+}
