@@ -6,8 +6,8 @@
 #   model/check.sh           the real model (must pass) and every bug variant
 #                            (must fail), 2 tasks; plus two extra runs
 #   model/check.sh --full    also the 3-task checks and two larger claims
-#                            runs (NROUND=3, NREC=3): 1 to 16 minutes and
-#                            up to 11 GB each, except term2, which needs
+#                            runs (3 workers, 3 rounds): 1 to 16 minutes and
+#                            up to 15 GB each, except term2, which needs
 #                            more than 23 GB (see README.md, Results)
 #   model/check.sh --quick   the same without the two extra runs
 #
@@ -135,10 +135,10 @@ verify bug-abandonnowait fail safety "-DNW=1 -DABANDON -DBUG_ABANDON_NO_WAIT" 'a
 verify bug-batchnoshrink fail safety "-DNW=1 -DFAN -DBUG_BATCH_NO_SHRINK" 'assertion violated \(cnt\[f\]==1\)'
 verify bug-batchearlydone fail safety "-DNW=1 -DFAN -DBUG_BATCH_EARLY_DONE" 'assertion violated'
 
-echo "== claims on shared records (claims.pml: owner + 2 workers, 2 records, 2 rounds)"
+echo "== claims on shared records (claims.pml: owner + 2 workers + heartbeat thread, 2 records, 2 rounds)"
 model="$here/claims.pml"
 verify claims           pass safety ""
-verify claims-3w        pass safety "-DNWORK=3"
+verify claims-3rec1     pass safety "-DNREC=3 -DNWORK=1"
 verify claims-stale-reached fail safety "-DCHECK_STALE_REACHED" 'assertion violated \(inc\[k\]<=when\)'
 verify bug-claimloadstore fail safety "-DBUG_CLAIM_LOAD_STORE" 'assertion violated \(runs\['
 verify bug-reclaimloadstore fail safety "-DBUG_RECLAIM_LOAD_STORE" 'assertion violated \(runs\['
@@ -146,9 +146,10 @@ verify bug-waiterstore  fail safety "-DBUG_WAITER_STORE" 'invalid end state'
 verify bug-donenowaiter fail safety "-DBUG_DONE_NO_WAKE" 'invalid end state'
 verify bug-donebeforeresult fail safety "-DBUG_DONE_BEFORE_RESULT" 'assertion violated \(\(runs\[j\]==1\)&&\(res\[j\]==inc\[j\]\)\)'
 verify bug-sharekeepsfn fail safety "-DBUG_SHARE_KEEPS_FN" 'assertion violated'
+verify bug-stealunlocked fail safety "-DBUG_STEAL_UNLOCKED" 'assertion violated \(st\[j\]==4\)'
 if [ $level = full ]; then
+    verify claims-3w    pass safety "-DNWORK=3"
     verify claims-3r    pass safety "-DNROUND=3"
-    verify claims-3rec  pass safety "-DNREC=3"
 fi
 model="$here/clove.pml"
 

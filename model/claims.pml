@@ -33,8 +33,13 @@
  * share is live (between the share and the owner's join), and a claim
  * of a live member is a claim like any other.
  *
- * Not modelled here (clove.pml has them): the heartbeat thread and the
- * reserve (a stolen reserve becomes a range of one), the idle list and
+ * The owner may also reserve its oldest queued record (fn cleared, the
+ * reserve word set), which the heartbeat thread may steal by CAS and
+ * share as a range of one; the owner's join takes it back by CAS or,
+ * when stolen, joins it as any shared record.
+ *
+ * Not modelled here (clove.pml has them): when beats come and when the
+ * heartbeat thread steals (here: at any time), the idle list and
  * the sleep of workers (a worker here blocks until the ring is not
  * empty), requests, the leapfrog rule, memory orders (Spin interleaves
  * sequentially consistent steps; the C needs the share to publish fn,
@@ -55,6 +60,9 @@
  *   BUG_DONE_BEFORE_RESULT  DONE before the result is stored
  *   BUG_SHARE_KEEPS_FN      a share that leaves fn set (the owner's inline
  *                           join then pops it as queued)
+ *   BUG_STEAL_UNLOCKED      the owner whose CAS on its reserve failed looks
+ *                           at the record without taking the lock, before the
+ *                           heartbeat thread has made it SHARED
  * and CHECK_STALE_REACHED must fail too: a runner does claim a member of
  * a later share than its range's, so the search covers that case.
  */
@@ -78,6 +86,9 @@
 #define S_TAKEN_W   3
 #define S_DONE      4
 #define S_RECLAIMED 5
+#define S_RESERVED  6   /* the owner's reserve (take_oldest: fn cleared) */
+
+#define NONE 255
 
 /* The records. st: the state word (atomic; a fork does not write it, so a
  * reused record keeps the last state of its previous share until it is
@@ -104,6 +115,10 @@ byte rhead;
 byte rcount;
 
 bool ownerdone;
+
+/* The owner's reserve word (atomic): its oldest queued record, taken out
+ * of the queue, that the heartbeat thread may steal by CAS to NONE. */
+byte resv = NONE;
 
 inline ring_push(lo, hi, when)
 {
@@ -211,6 +226,33 @@ proctype Worker(byte me)
     od
 }
 
+/* The heartbeat thread's steal of a reserve, made while the owner does
+ * not answer its beats: a CAS of the reserve word to NONE, then, under
+ * the lock, the record SHARED as a range of one. One atomic step here:
+ * the owner whose CAS on its reserve failed takes the lock before it
+ * looks at the record, so it never sees the record between the two. */
+proctype Heartbeat()
+{
+    byte k;
+
+    do
+    :: atomic {
+           resv != NONE && rcount < RING ->
+           k = resv;
+           resv = NONE;
+#ifdef BUG_STEAL_UNLOCKED
+       }
+       atomic {
+#endif
+           assert(st[k] == S_RESERVED && !fn[k]);
+           st[k] = S_SHARED;
+           ring_push(k, k + 1, inc[k]);
+           printf("MSC: heartbeat steals the reserve %d\n", k)
+       }
+    :: ownerdone -> break
+    od
+}
+
 /* The owner's fork at position k: the fast path writes fn (and arg) and
  * moves top; the state word is left as it was. */
 inline fork(k)
@@ -228,6 +270,15 @@ inline fork(k)
 inline maybe_share()
 {
     if
+    :: bottom < top && ownres == NONE ->
+        /* Reserve the oldest queued record (the first fork of a task
+         * with nothing reserved, in pools with workers). */
+        ownres = bottom;
+        fn[bottom] = false;
+        st[bottom] = S_RESERVED;
+        resv = bottom;
+        printf("MSC: owner reserves %d\n", bottom);
+        bottom++
     :: bottom < top && rcount < RING ->
         if
         :: end = bottom + 1
@@ -250,6 +301,57 @@ inline maybe_share()
     fi
 }
 
+/* The join of a shared record (or a stolen reserve): claim it back, or
+ * wait for its runner. */
+inline claim_or_wait(k)
+{
+#ifdef BUG_RECLAIM_LOAD_STORE
+    got = (st[k] == S_SHARED);
+    if
+    :: got -> st[k] = S_RECLAIMED
+    :: else -> skip
+    fi;
+#else
+    atomic {
+        if
+        :: st[k] == S_SHARED -> st[k] = S_RECLAIMED; got = true
+        :: else -> got = false
+        fi
+    }
+#endif
+    if
+    :: got ->
+        printf("MSC: owner claims %d back\n", k);
+        run_job(k);
+        res[k] = inc[k]
+    :: else ->
+#ifdef BUG_WAITER_STORE
+        wait = (st[k] == S_TAKEN);
+        if
+        :: wait -> st[k] = S_TAKEN_W
+        :: else -> skip
+        fi;
+#else
+        atomic {
+            if
+            :: st[k] == S_TAKEN -> st[k] = S_TAKEN_W; wait = true
+            :: else -> wait = false
+            fi
+        }
+#endif
+        if
+        :: wait ->
+            printf("MSC: owner waits for %d\n", k);
+            do
+            :: st[k] == S_DONE -> break
+            :: else -> atomic { woken -> woken = false }
+            od
+        :: else -> skip
+        fi;
+        assert(st[k] == S_DONE)
+    fi
+}
+
 /* The owner's join of record k (the newest it has not joined). */
 inline join(k)
 {
@@ -259,53 +361,25 @@ inline join(k)
         fn[k] = false;
         run_job(k);
         res[k] = inc[k]
-    :: else ->
-        /* Shared: claim it back, or wait for its runner. */
-#ifdef BUG_RECLAIM_LOAD_STORE
-        got = (st[k] == S_SHARED);
-        if
-        :: got -> st[k] = S_RECLAIMED
-        :: else -> skip
-        fi;
-#else
+    :: !fn[k] && ownres == k ->
+        /* The reserve: take it back by CAS, unless the heartbeat thread
+         * stole it; then it is a shared record like any other. */
+        ownres = NONE;
         atomic {
             if
-            :: st[k] == S_SHARED -> st[k] = S_RECLAIMED; got = true
+            :: resv == k -> resv = NONE; got = true
             :: else -> got = false
             fi
         }
-#endif
         if
         :: got ->
-            printf("MSC: owner claims %d back\n", k);
             run_job(k);
             res[k] = inc[k]
         :: else ->
-#ifdef BUG_WAITER_STORE
-            wait = (st[k] == S_TAKEN);
-            if
-            :: wait -> st[k] = S_TAKEN_W
-            :: else -> skip
-            fi;
-#else
-            atomic {
-                if
-                :: st[k] == S_TAKEN -> st[k] = S_TAKEN_W; wait = true
-                :: else -> wait = false
-                fi
-            }
-#endif
-            if
-            :: wait ->
-                printf("MSC: owner waits for %d\n", k);
-                do
-                :: st[k] == S_DONE -> break
-                :: else -> atomic { woken -> woken = false }
-                od
-            :: else -> skip
-            fi;
-            assert(st[k] == S_DONE)
+            claim_or_wait(k)
         fi
+    :: !fn[k] && ownres != k ->
+        claim_or_wait(k)
     fi;
     /* The join returns with the job's result. */
     assert(runs[k] == 1 && res[k] == inc[k]);
@@ -319,6 +393,7 @@ inline join(k)
 active proctype Owner()
 {
     byte r, k, end, top, bottom, ninc, j;
+    byte ownres = NONE;   /* the reserve the owner made, until its join */
     bool got, wait;
 
     r = 0;
@@ -348,6 +423,7 @@ init
         do
         :: i < NWORK -> run Worker(i); i++
         :: else -> break
-        od
+        od;
+        run Heartbeat()
     }
 }
