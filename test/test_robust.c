@@ -375,12 +375,17 @@ struct help_arg {
     uint64_t in, out;
 };
 
+/* Set by T itself before it enters the pool. M's copy of T's pthread_t is
+ * written only after pthread_create returns, which on a loaded machine can
+ * be after B already ran on T. */
+static _Thread_local int help_on_t;
+
 static void help_b(clove_task *t, void *arg)
 {
     struct help_arg *a = arg;
     struct help_ctx *c = a->c;
     (void)t;
-    if (pthread_equal(pthread_self(), c->t_thread))
+    if (help_on_t)
         atomic_store(&c->b_on_t, 1);
     atomic_fetch_add(&c->b_runs, 1);
     if (c->exit_in_b)
@@ -434,6 +439,7 @@ static void help_t_fn(clove_task *t, void *arg)
 static void *help_t_main(void *arg)
 {
     struct help_ctx *c = arg;
+    help_on_t = 1;
     int rc = clove_pool_run(c->p, help_t_fn, c);
     test_fail(__FILE__, __LINE__, "clove_pool_run returned %d: T was not cancelled", rc);
 }
