@@ -147,6 +147,11 @@ verify bug-donenowaiter fail safety "-DBUG_DONE_NO_WAKE" 'invalid end state'
 verify bug-donebeforeresult fail safety "-DBUG_DONE_BEFORE_RESULT" 'assertion violated \(\(runs\[j\]==1\)&&\(res\[j\]==inc\[j\]\)\)'
 verify bug-sharekeepsfn fail safety "-DBUG_SHARE_KEEPS_FN" 'assertion violated'
 verify bug-stealunlocked fail safety "-DBUG_STEAL_UNLOCKED" 'assertion violated \(st\[j\]==4\)'
+# direct requests (claims.pml, REQUEST): owner + 1 worker + heartbeat thread
+verify claims-req       pass safety "-DREQUEST -DNWORK=1"
+verify claims-answer-reached fail safety "-DREQUEST -DNWORK=1 -DCHECK_ANSWER_REACHED" 'assertion violated  *!\(answered\)'
+verify bug-withdrawstore fail safety "-DREQUEST -DNWORK=1 -DBUG_WITHDRAW_STORE" 'assertion violated \(mbox\[me\]==0\)'
+verify bug-noemptyanswer fail safety "-DREQUEST -DNWORK=1 -DBUG_NO_EMPTY_ANSWER" 'invalid end state'
 if [ $level = full ]; then
     verify claims-3w    pass safety "-DNWORK=3"
     verify claims-3r    pass safety "-DNROUND=3"

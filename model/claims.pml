@@ -65,6 +65,18 @@
  *                           heartbeat thread has made it SHARED
  * and CHECK_STALE_REACHED must fail too: a runner does claim a member of
  * a later share than its range's, so the search covers that case.
+ *
+ * With -DREQUEST, direct requests (design D's third step): an idle worker
+ * CASes its index into the owner's request word, then waits on its
+ * mailbox; the owner's handler (at a fork) exchanges the word and answers
+ * at once with a range or with "nothing"; a requester left unanswered
+ * withdraws by CAS, and if that fails the answer is coming and it waits
+ * for it. Checked: no answer is left in a mailbox (a lost range), and
+ * nobody waits for an answer that never comes. Bug variants:
+ *   BUG_WITHDRAW_STORE      the withdrawal as a load and a store
+ *   BUG_NO_EMPTY_ANSWER     a taken request with nothing to share left
+ *                           unanswered
+ * CHECK_ANSWER_REACHED must fail: a member from an answer is run.
  */
 
 #ifndef NREC
@@ -116,6 +128,20 @@ byte rcount;
 
 bool ownerdone;
 
+#ifdef REQUEST
+/* Direct requests: the owner's request word (atomic: a requesting
+ * worker's index, or NONE) and each worker's mailbox, where the owner's
+ * handler leaves its answer: a range, or "nothing" (M_NONE). */
+#define M_EMPTY 0
+#define M_RANGE 1
+#define M_NONE  2
+byte req = NONE;
+byte mbox[NWORK];
+byte mlo[NWORK];
+byte mhi[NWORK];
+byte minc[NWORK];
+#endif
+
 /* The owner's reserve word (atomic): its oldest queued record, taken out
  * of the queue, that the heartbeat thread may steal by CAS to NONE. */
 byte resv = NONE;
@@ -139,19 +165,65 @@ inline run_job(k)
 proctype Worker(byte me)
 {
     byte lo, hi, k, mid, old, when;
-    bool claimed;
+    bool claimed, withdrawn, answered;
 
 
     do
-    :: atomic {
-           rcount > 0 ->
-           lo = rlo[rhead];
-           hi = rhi[rhead];
-           when = rinc[rhead];
-           rhead = (rhead + 1) % RING;
-           rcount--
-       }
-       printf("MSC: worker %d takes [%d, %d)\n", me, lo, hi);
+    :: if
+       :: atomic {
+              rcount > 0 ->
+              lo = rlo[rhead];
+              hi = rhi[rhead];
+              when = rinc[rhead];
+              rhead = (rhead + 1) % RING;
+              rcount--
+          }
+          printf("MSC: worker %d takes [%d, %d)\n", me, lo, hi);
+          answered = false
+#ifdef REQUEST
+       :: atomic {
+              req == NONE && !ownerdone ->
+              /* The request: a CAS of the owner's request word from
+               * NONE to our index (then BEAT | REQ into its heartbeat
+               * word, not modelled: the owner looks at every fork). */
+              req = me;
+              assert(mbox[me] == M_EMPTY)
+          }
+          printf("MSC: worker %d asks the owner\n", me);
+          do
+          :: mbox[me] != M_EMPTY -> break
+          :: /* Unanswered for a while: withdraw. */
+#ifdef BUG_WITHDRAW_STORE
+             withdrawn = (req == me);
+             if
+             :: withdrawn -> req = NONE
+             :: else -> skip
+             fi;
+#else
+             atomic {
+                 if
+                 :: req == me -> req = NONE; withdrawn = true
+                 :: else -> withdrawn = false
+                 fi
+             }
+#endif
+             if
+             :: withdrawn -> break
+             :: else -> mbox[me] != M_EMPTY; break /* the answer is coming */
+             fi
+          od;
+          if
+          :: mbox[me] == M_RANGE ->
+              lo = mlo[me]; hi = mhi[me]; when = minc[me];
+              mbox[me] = M_EMPTY;
+              answered = true;
+              printf("MSC: worker %d is answered [%d, %d)\n", me, lo, hi)
+          :: mbox[me] == M_NONE -> mbox[me] = M_EMPTY; lo = 0; hi = 0
+          :: mbox[me] == M_EMPTY -> lo = 0; hi = 0
+          fi
+#endif
+       :: atomic { rcount == 0 && ownerdone } -> break
+       fi;
        k = lo;
        do
        :: k < hi ->
@@ -194,6 +266,10 @@ proctype Worker(byte me)
            fi;
            printf("MSC: worker %d runs %d (incarnation %d)\n", me, k, inc[k]);
            assert(!fn[k] && (st[k] == S_TAKEN || st[k] == S_TAKEN_W));
+#ifdef CHECK_ANSWER_REACHED
+           /* Fails if a runner runs a member it got from an answer. */
+           assert(!answered);
+#endif
 #ifdef CHECK_STALE_REACHED
            /* Fails if a runner can claim a member of a later share than
             * its range's: the check that the model reaches that case. */
@@ -222,8 +298,12 @@ proctype Worker(byte me)
            k++
        :: else -> break
        od
-    :: atomic { rcount == 0 && ownerdone } -> break
-    od
+    od;
+#ifdef REQUEST
+    /* No answer is left behind (a late one would be a lost range). */
+    assert(mbox[me] == M_EMPTY);
+#endif
+    skip
 }
 
 /* The heartbeat thread's steal of a reserve, made while the owner does
@@ -298,7 +378,37 @@ inline maybe_share()
         printf("MSC: owner shares [%d, %d)\n", bottom, end);
         bottom = end
     :: true -> skip
-    fi
+    fi;
+#ifdef REQUEST
+    /* Then the handler takes a request (an exchange of the request word)
+     * and answers it at once: its oldest queued record (or all of them),
+     * or nothing (when all it has is its reserve). */
+    atomic { rq = req; req = NONE }
+    if
+    :: rq != NONE && bottom < top ->
+        if
+        :: end = bottom + 1
+        :: end = top
+        fi;
+        k = bottom;
+        do
+        :: k < end -> fn[k] = false; st[k] = S_SHARED; k++
+        :: else -> break
+        od;
+        mlo[rq] = bottom; mhi[rq] = end; minc[rq] = ninc;
+        mbox[rq] = M_RANGE;
+        printf("MSC: owner answers worker %d with [%d, %d)\n", rq, bottom, end);
+        bottom = end
+    :: rq != NONE && bottom >= top ->
+#ifndef BUG_NO_EMPTY_ANSWER
+        mbox[rq] = M_NONE
+#else
+        skip
+#endif
+    :: else -> skip
+    fi;
+#endif
+    skip
 }
 
 /* The join of a shared record (or a stolen reserve): claim it back, or
@@ -394,6 +504,7 @@ active proctype Owner()
 {
     byte r, k, end, top, bottom, ninc, j;
     byte ownres = NONE;   /* the reserve the owner made, until its join */
+    byte rq;
     bool got, wait;
 
     r = 0;
