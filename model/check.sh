@@ -152,6 +152,13 @@ verify claims-req       pass safety "-DREQUEST -DNWORK=1"
 verify claims-answer-reached fail safety "-DREQUEST -DNWORK=1 -DCHECK_ANSWER_REACHED" 'assertion violated  *!\(answered\)'
 verify bug-withdrawstore fail safety "-DREQUEST -DNWORK=1 -DBUG_WITHDRAW_STORE" 'assertion violated \(mbox\[me\]==0\)'
 verify bug-noemptyanswer fail safety "-DREQUEST -DNWORK=1 -DBUG_NO_EMPTY_ANSWER" 'invalid end state'
+# the owner's wait spinning, then parked on a sleep word (claims.pml, SPINPARK)
+verify claims-spinpark  pass safety "-DSPINPARK"
+verify bug-parkstore    fail safety "-DSPINPARK -DBUG_PARK_STORE" 'invalid end state'
+verify bug-checkbeforespin fail safety "-DSPINPARK -DBUG_CHECK_BEFORE_SPIN" 'invalid end state'
+# forks that write the state word, as a debug build's stamp (claims.pml, STAMP)
+verify claims-stamp     pass safety "-DSTAMP"
+verify bug-stampshared  fail safety "-DBUG_STAMP_SHARED" 'assertion violated'
 if [ $level = full ]; then
     verify claims-3w    pass safety "-DNWORK=3"
     verify claims-3r    pass safety "-DNROUND=3"

@@ -41,10 +41,13 @@
  * Not modelled here (clove.pml has them): when beats come and when the
  * heartbeat thread steals (here: at any time), the idle list and
  * the sleep of workers (a worker here blocks until the ring is not
- * empty), requests, the leapfrog rule, memory orders (Spin interleaves
+ * empty), the heartbeat word's requests (-DREQUEST models direct
+ * ones), the leapfrog rule, memory orders (Spin interleaves
  * sequentially consistent steps; the C needs the share to publish fn,
  * arg and SHARED with release and the claims to acquire, DONE to release
- * the result and the owner's loads to acquire it).
+ * the result and the owner's loads to acquire it). What the C record
+ * adds (a debug fork's stamp in the state word, the leapfrog pointer,
+ * atomic accesses to the state): sim/fanout.md, "Claims in C".
  *
  * Properties (assertions and end states, pan -DSAFETY):
  *   - every incarnation of a record runs exactly once;
@@ -77,6 +80,24 @@
  *   BUG_NO_EMPTY_ANSWER     a taken request with nothing to share left
  *                           unanswered
  * CHECK_ANSWER_REACHED must fail: a member from an answer is run.
+ *
+ * With -DSPINPARK, the owner's wait at a join spins, then parks on a
+ * sleep word (design D's second step): it stores SPINNING, looks at the
+ * record, spins (looks again) for a while, then CASes SPINNING ->
+ * PARKED and futex-waits while the word is PARKED; the runner whose DONE
+ * found the waiter bit exchanges in WOKEN and calls the futex wake only
+ * if it took PARKED. Checked: no lost wake-up (an owner asleep for ever
+ * is an invalid end state). Bug variants:
+ *   BUG_PARK_STORE          parking by a plain store instead of the CAS
+ *   BUG_CHECK_BEFORE_SPIN   the record looked at before SPINNING is
+ *                           stored, not after
+ *
+ * With -DSTAMP, every fork also writes the state word, as a debug
+ * build's fork writes its stamp there: with tag bits that no offered
+ * state uses (S_FREE here). BUG_STAMP_SHARED writes a stamp whose tag
+ * bits read SHARED, as today's stamp (the fork's address xor its
+ * argument) can: a stale runner then claims a queued record, which the
+ * owner also pops inline (sim/fanout.md, "Claims in C").
  */
 
 #ifndef NREC
@@ -146,6 +167,17 @@ byte minc[NWORK];
  * of the queue, that the heartbeat thread may steal by CAS to NONE. */
 byte resv = NONE;
 
+#ifdef SPINPARK
+/* The owner's sleep word (atomic) and whether it sleeps in the futex:
+ * futex_wait(&sw, PARKED) sleeps only if sw is still PARKED, atomically;
+ * a futex wake ends that sleep. */
+#define SW_SPINNING 0
+#define SW_PARKED   1
+#define SW_WOKEN    2
+byte sw = SW_WOKEN;
+bool fsleep;
+#endif
+
 inline ring_push(lo, hi, when)
 {
     rlo[(rhead + rcount) % RING] = lo;
@@ -166,6 +198,9 @@ proctype Worker(byte me)
 {
     byte lo, hi, k, mid, old, when;
     bool claimed, withdrawn, answered;
+#ifdef SPINPARK
+    byte oldsw;
+#endif
 
 
     do
@@ -291,7 +326,17 @@ proctype Worker(byte me)
 #endif
            if
            :: old == S_TAKEN_W ->
+#ifdef SPINPARK
+               /* Exchange in WOKEN; the futex wake only if it was
+                * PARKED (no lock). */
+               atomic { oldsw = sw; sw = SW_WOKEN }
+               if
+               :: oldsw == SW_PARKED -> fsleep = false
+               :: else -> skip
+               fi;
+#else
                woken = true;   /* lock, wake the owner, unlock */
+#endif
                printf("MSC: worker %d wakes the owner\n", me)
            :: else -> skip
            fi;
@@ -341,6 +386,12 @@ inline fork(k)
     inc[k] = ninc;
     runs[k] = 0;
     fn[k] = true;
+#ifdef STAMP
+    st[k] = S_FREE;     /* a debug fork's stamp: tag bits of no offered state */
+#endif
+#ifdef BUG_STAMP_SHARED
+    st[k] = S_SHARED;   /* a stamp whose tag bits read SHARED */
+#endif
     top = k + 1
 }
 
@@ -452,10 +503,53 @@ inline claim_or_wait(k)
         if
         :: wait ->
             printf("MSC: owner waits for %d\n", k);
+#ifdef SPINPARK
+            do
+            :: skip ->
+#ifndef BUG_CHECK_BEFORE_SPIN
+                sw = SW_SPINNING;
+#endif
+                if
+                :: st[k] == S_DONE -> break
+                :: else -> skip
+                fi;
+#ifdef BUG_CHECK_BEFORE_SPIN
+                sw = SW_SPINNING;
+#endif
+                /* The spin: it sees DONE, or runs out. */
+                if
+                :: st[k] == S_DONE -> break
+                :: true -> skip
+                fi;
+#ifdef BUG_PARK_STORE
+                sw = SW_PARKED;
+                parked = true;
+#else
+                atomic {
+                    if
+                    :: sw == SW_SPINNING -> sw = SW_PARKED; parked = true
+                    :: else -> parked = false
+                    fi
+                }
+#endif
+                if
+                :: parked ->
+                    atomic {
+                        if
+                        :: sw == SW_PARKED -> fsleep = true
+                        :: else -> skip
+                        fi
+                    }
+                    !fsleep
+                :: else -> skip
+                fi
+            od
+#else
             do
             :: st[k] == S_DONE -> break
             :: else -> atomic { woken -> woken = false }
             od
+#endif
         :: else -> skip
         fi;
         assert(st[k] == S_DONE)
@@ -505,7 +599,7 @@ active proctype Owner()
     byte r, k, end, top, bottom, ninc, j;
     byte ownres = NONE;   /* the reserve the owner made, until its join */
     byte rq;
-    bool got, wait;
+    bool got, wait, parked;
 
     r = 0;
     do
