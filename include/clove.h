@@ -78,7 +78,7 @@
  * join one load and compare. No atomic read-modify-write, no lock, no
  * allocation, no indirect call, no capacity check. See the comment above
  * clove_fork(). With CLOVE_DEBUG the checks below add inline loads and
- * compares (about 1.5x on a tree sum of 1000 nodes, 1.3x at 10M).
+ * compares (about 1.3x on a tree sum of 1000 nodes).
  *
  * Depth
  * -----
@@ -536,11 +536,11 @@ CLOVE_API int clove_sort_stable(clove_task *t, void *base, size_t nmemb, size_t 
  * Whoever runs a taken record stores the job's result (0 for a clove_fork
  * job) in out.value before marking it DONE. When CLOVE_DEBUG, the fork
  * also stores a stamp of its key, mixed with its frame's address, in
- * state (the stamp that clove__debug_fork checks; the library's own forks
- * store 0 there, which is no key). A stamp's low three bits are 0, the tag
- * of no taken-off record: a runner holding a stale range may look at any
- * record's state, and must never take a stamp for SHARED. State stores
- * here are relaxed atomic stores for that reason.
+ * state (the stamp that clove__debug_fork checks; the library's own forks store 0
+ * there, which is no key). A stamp's low three bits are 0, the tag of no
+ * taken-off record: a runner holding a
+ * stale range may look at any record's state, and must never take a stamp
+ * for SHARED. State stores here are relaxed atomic stores for that reason.
  * Records are 32 bytes (aligned so on 32-bit targets): a record address
  * leaves five low bits free in a state word.
  */

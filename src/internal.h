@@ -356,12 +356,11 @@ struct clove_pool {
      *    and run_ns; external worker indices are handed out from it, see
      *    external_index_locked), entry_seen (not the entry task itself:
      *    entry_gen below), overflow, spare_tasks, every task's
-     *    waiting_on and sleep stores, and stopping's transition to 1.
-     *    The heartbeat thread's claim on a task's reserve is made under
-     *    it (the owner's claim is lock-free: share.c). Not under it: the
-     *    state words of shared records (atomic, share.c "Claims"), and
-     *    the slots' counters (one writer per slot at a time, struct
-     *    clove__slot). -------------------------------------------------- */
+     *    waiting_on and sleep stores, and stopping's transition to 1. The heartbeat thread's claim on a
+     *    task's reserve is made under it (the owner's claim is lock-free:
+     *    share.c). The
+     *    slots' counters are not under it: one writer per slot at a time
+     *    (struct clove__slot). ------------------------------------------ */
     clove__mutex lock;
     struct clove__entry *ring; /* [ring_cap] FIFO of shared jobs; a NULL
                                 * job is a reclaimed slot (a hole) */

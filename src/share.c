@@ -671,8 +671,8 @@ static void batch_range_job(clove_task *t, void *arg)
 /* Claim and run the records [lo, hi) of a batch, oldest first: fork the
  * upper half (an ordinary fork of t, which t's heartbeats may share; its
  * runner claims its records in turn), run the lower half, then the upper
- * half if nobody took it. A record its owner claimed back is skipped (and,
- * since the owner claims back newest first, so are the newer ones). */
+ * half if nobody took it. A record claimed back by its owner is skipped
+ * (the owner claims back newest first, so so are the newer ones). */
 static void run_batch(clove_task *t, const struct batch_range *r)
 {
     struct clove__job *lo = r->lo, *hi = r->hi;
