@@ -2,9 +2,9 @@
 /*
  * claims.pml - a Promela model of per-member claims on shared records:
  * the first step of design D in sim/fanout.md ("Recommendation for the
- * C runtime"). src/ does not use this protocol yet; the model is the
- * specification its C is to follow (model/README.md, "The claims
- * model"). Checked by model/check.sh.
+ * C runtime"), which src/share.c follows ("Claims" there; the
+ * differences: model/README.md, "The claims model"). Checked by
+ * model/check.sh.
  *
  * One owner task forks records into its job stack and joins them newest
  * first; at any fork it may share a range [lo, hi) of its oldest queued

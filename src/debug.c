@@ -63,16 +63,18 @@ void clove__debug_fork(clove_task *t, bool null_future, struct clove__job *job, 
         clove__misuse("clove_fork", "the future is NULL", site);
     /* Does the future still name an unjoined record of t that was forked
      * through it? The newest, while queued, or the reserve: its stamp (a
-     * debug fork's key, the record's address xor the job's argument; kept
-     * in own_stamp once reserved) is the future's key. A debug join sets
-     * the future's job to CLOVE__JOINED and its key to 0, which is never
-     * matched; so a future that was never forked, or whose fork was
+     * debug fork's key, the record's address xor the job's argument,
+     * mixed with the forking frame's address, low three bits clear;
+     * kept in own_stamp once reserved) is the future's key stamped the
+     * same way in this fork's frame (CLOVE__DEBUG_STAMP). A debug join sets
+     * the future's job to CLOVE__JOINED and its key to 0, whose stamp
+     * matches none; so a future that was never forked, or whose fork was
      * joined, does not match, nor does memory that happens to point at
      * such a record unless it also holds that fork's key (a copy of the
      * unjoined future, or one left behind by code built without the
      * checks). */
     if (key != 0 && ((t->top != t->base && job == t->top - 1 && job->fn != NULL &&
-                      job->state == key) ||
+                      clove__state_get(job) == key) ||
                      (job != NULL && job == clove__tk(t)->own_reserve &&
                       clove__tk(t)->own_stamp == key)))
         clove__misuse("clove_fork", "this future is already forked and not yet joined", site);

@@ -19,11 +19,13 @@
  *   takes one from the pool's spares, mapped only while several threads
  *   are inside at once, and gives it back.
  * - A shared record goes into the pool's ring of shared jobs together
- *   with its owner. Idle tasks take jobs from the ring in FIFO order, run
- *   them, and mark them done.
+ *   with its owner, alone or with the next ones as a range. Idle tasks
+ *   take ranges from the ring in FIFO order and claim, run and mark done
+ *   each record with atomic operations on its state word; the owner's join
+ *   claims back a record nobody claimed (share.c, "Claims").
  * - One mutex, pool->lock, guards all bookkeeping: the ring, the idle
- *   list, the registered list, the cold fields of every task, and the state
- *   of every shared future. Only constant-time work runs under it (the
+ *   list, the registered list and the cold fields of every task (not the
+ *   records' states: above). Only constant-time work runs under it (the
  *   heartbeat thread's walk over registered tasks is linear in their
  *   number), never user code, and nothing sleeps while holding it. Wake-ups
  *   (futex syscalls) are issued after unlocking.
@@ -95,6 +97,11 @@
  * the library tells the TSan runtime, if the process has one:
  *   - a record published as a reserve (release) and claimed by the
  *     heartbeat thread's CAS: the fork's writes reach the job's taker;
+ *   - a record made SHARED (release) and claimed by a runner's CAS, which
+ *     may take no lock (share.c, "Claims"): the fork's writes reach the
+ *     runner;
+ *   - a record made DONE by its runner's exchange (release) and seen DONE
+ *     at its join: the job's writes reach the owner;
  *   - the entry task handed from one clove_pool_run to the next
  *     (entry_gen): the job stack and task fields that the inline fork/join
  *     writes on one thread reach the next thread to enter.
@@ -138,37 +145,63 @@ static inline void clove__tsan_acquire(void *addr)
 
 /*
  * Record states (struct clove__job.state), meaningful only once the owner
- * took the record off its queue (fn == NULL; a queued record's state is
- * its debug stamp). Bits 0..2 are the tag; bit 3 is set when the record is
- * a clove_fork_value one (its job is out.run, not out.vfn), so that the
- * runner calls the right one and the join can tell a join of the wrong
- * form even after the job was replaced by the result. RESERVED belongs to whoever holds the claim on
- * task->reserve; SHARED, TAKEN and DONE are guarded by pool->lock. While
- * SHARED, bits 4..19 hold the record's slot in the ring (so the owner can
- * reclaim it in O(1); the ring has at most 4 * CLOVE_MAX_THREADS = 2^14
- * slots). A batch (share.c) is a run of records shared as one ring entry:
- * its first, the base, has the states above; each of the others is
- * MEMBER for good (written once by the owner when it shares the batch,
- * read by the owner and the taker), with its offset from the base in bits
- * 4..19 (< CLOVE__BATCH_MAX); what happened to it is the base's state.
- * In these five states the bits from 20 up hold the owner's
- * noffered count at the time of reserving or sharing (modulo 2^12 on 32-bit
- * targets, 2^44 on 64-bit), which lets the cold join path check LIFO
- * order. A record joined through the slow path is left FREED, so that a
+ * took the record off its queue (fn == NULL). Bits 0..2 are the tag; bit 3
+ * is set when the record is a clove_fork_value one (its job is out.run,
+ * not out.vfn), so that the runner calls the right one and the join can
+ * tell a join of the wrong form even after the job was replaced by the
+ * result. A queued record's state is left as it was, or is a debug fork's
+ * stamp, whose tag is 0: never one of the tags below.
+ *
+ * The word is accessed atomically (clove__state): once shared, a record's
+ * state leaves the pool lock, and a runner holding a stale range (share.c,
+ * "Claims") may load it at any time. RESERVED belongs to whoever holds the
+ * claim on task->reserve. From SHARED (the record is in a ring entry,
+ * fn, arg and out.run published by a release store of the state):
+ *   SHARED -> TAKEN   a runner's claim (compare-and-swap);
+ *   SHARED -> FREED   its owner's claim back at the join (compare-and-swap);
+ *   TAKEN -> TAKEN | WAITER  the owner's compare-and-swap when it must wait;
+ *   TAKEN -> DONE     the runner's exchange after it stored the result.
+ * RESERVED, SHARED and DONE carry, from bit 20 up, the owner's noffered
+ * count when it reserved or shared the record (modulo 2^12 on 32-bit
+ * targets, 2^44 on 64-bit), which lets the cold join path check LIFO order.
+ * TAKEN carries instead, in the bits above 4, the runner's top when it
+ * claimed the record (a record address: records are 32-byte aligned), for
+ * helping's leapfrog rule; the runner puts the sequence number back with
+ * DONE. A record joined through the slow path is left FREED, so that a
  * second join of it is caught in every build.
  */
 #define CLOVE__TAG_MASK ((uintptr_t)0x7)
-#define CLOVE__TAG_MEMBER ((uintptr_t)0x3)   /* in a batch, above its base (share.c) */
 #define CLOVE__KIND_VALUE ((uintptr_t)0x8)   /* a clove_fork_value record */
 #define CLOVE__TAG_FREED ((uintptr_t)0x2)    /* joined through the slow path */
 #define CLOVE__TAG_RESERVED ((uintptr_t)0x4) /* in task->reserve (share.c) */
-#define CLOVE__TAG_SHARED ((uintptr_t)0x5)   /* in the ring, not started */
-#define CLOVE__TAG_TAKEN ((uintptr_t)0x6)    /* running on another task */
-#define CLOVE__TAG_DONE ((uintptr_t)0x7)     /* finished; results published */
-#define CLOVE__SLOT_SHIFT 4
-#define CLOVE__SLOT_MASK ((uintptr_t)0xFFFF)
+#define CLOVE__TAG_SHARED ((uintptr_t)0x5)   /* in a ring entry, not claimed */
+#define CLOVE__TAG_TAKEN ((uintptr_t)0x6)    /* claimed by a runner */
+#define CLOVE__TAG_DONE ((uintptr_t)0x7)     /* finished; result published */
+#define CLOVE__WAITER ((uintptr_t)0x10)      /* TAKEN: the owner waits for DONE */
+#define CLOVE__FROM_MASK (~(uintptr_t)0x1F)  /* TAKEN: the runner's top */
 #define CLOVE__SEQ_SHIFT 20
 #define CLOVE__SEQ_MASK (UINTPTR_MAX >> CLOVE__SEQ_SHIFT)
+
+_Static_assert(sizeof(struct clove__job) % 32 == 0,
+               "records must be 32-byte multiples: TAKEN keeps a record address above bit 4");
+
+/* The state word of j as an atomic object (its field is a plain uintptr_t
+ * in clove.h, which C++ reads too; the header's own stores to it are
+ * relaxed atomic stores). */
+static inline _Atomic uintptr_t *clove__state(const struct clove__job *j)
+{
+    return (_Atomic uintptr_t *)(void *)(uintptr_t)&j->state;
+}
+
+static inline uintptr_t clove__state_get(const struct clove__job *j)
+{
+    return atomic_load_explicit(clove__state(j), memory_order_relaxed);
+}
+
+static inline void clove__state_set(struct clove__job *j, uintptr_t v)
+{
+    atomic_store_explicit(clove__state(j), v, memory_order_relaxed);
+}
 
 /* Scheduler counters of one worker index (clove_pool_stats). Each slot
  * has one writer at a time: the task that has that index (worker indices
@@ -232,11 +265,6 @@ struct clove__task {
                                         * (they are the records [base, bottom)) */
     uint32_t batch_n;                  /* owner: records in the batch that answers
                                         * the next request (1 .. CLOVE__BATCH_MAX) */
-    struct clove__job *done_batch;     /* owner: the base of a batch of ours seen
-                                        * DONE under the lock by the join of its
-                                        * member done_end: the records strictly
-                                        * between are members, done (NULL: none) */
-    struct clove__job *done_end;
     struct clove__slot *slot;          /* owner: counters and trace; constant */
     /* The reserved record (see clove__job) or NULL. atomic: set non-NULL
      * only by the owner (release store, no lock); cleared by whoever
@@ -278,15 +306,17 @@ struct clove__extern {
     struct clove__slot own;
 };
 
-/* One shared job in the ring: the records job .. job + n - 1 of owner's
- * job stack, a batch when n > 1 (share.c). */
+/* One shared range in the ring: the records job .. job + n - 1 of owner's
+ * job stack, a batch when n > 1 (share.c). An entry whose first record is
+ * no longer SHARED is dead (its owner claimed it back, and every newer one
+ * first) and is dropped when found. */
 struct clove__entry {
     struct clove__job *job;
     clove_task *owner;
     uint32_t n;
 };
 
-/* The most records in one batch (share.c): the owner marks them under the
+/* The most records in one batch (share.c): the owner shares them under the
  * lock, so this bounds that critical section. */
 #define CLOVE__BATCH_MAX 64u
 
@@ -326,12 +356,12 @@ struct clove_pool {
      *    and run_ns; external worker indices are handed out from it, see
      *    external_index_locked), entry_seen (not the entry task itself:
      *    entry_gen below), overflow, spare_tasks, every task's
-     *    waiting_on and sleep stores, every shared record's state, and
-     *    stopping's transition to 1. The heartbeat thread's claim on a
-     *    task's reserve is made under it (the owner's claim is lock-free:
-     *    share.c). The
-     *    slots' counters are not under it: one writer per slot at a time
-     *    (struct clove__slot). ------------------------------------------ */
+     *    waiting_on and sleep stores, and stopping's transition to 1.
+     *    The heartbeat thread's claim on a task's reserve is made under
+     *    it (the owner's claim is lock-free: share.c). Not under it: the
+     *    state words of shared records (atomic, share.c "Claims"), and
+     *    the slots' counters (one writer per slot at a time, struct
+     *    clove__slot). -------------------------------------------------- */
     clove__mutex lock;
     struct clove__entry *ring; /* [ring_cap] FIFO of shared jobs; a NULL
                                 * job is a reclaimed slot (a hole) */
@@ -416,7 +446,7 @@ static inline bool clove__jobs_touched(const clove_task *t)
     if (p->jobs_keep == p->job_depth)
         return false;
     const struct clove__job *j = t->base + p->jobs_keep;
-    return j->fn != NULL || j->state != 0;
+    return j->fn != NULL || clove__state_get(j) != 0;
 }
 
 /* Locking helpers: a pthread mutex cannot fail to lock or unlock unless

@@ -15,10 +15,15 @@
  * nested a million forks deep keeps 32 MB. So when a run ends, and when a
  * worker is about to sleep, the pool looks at the first record past the
  * first KEEP_BYTES (a load or two: clove__jobs_touched, internal.h) and,
- * if a fork ever
- * wrote it, gives every page from there on back to the system
- * (clove__jobs_trim: clove__vm_discard, madvise(MADV_DONTNEED) on POSIX;
- * the next fork that reaches them gets zeroed pages). The fork/join path never pays for any of it.
+ * if a fork ever wrote it, gives every page from there on back to the
+ * system (clove__jobs_trim: clove__vm_discard, madvise(MADV_DONTNEED) on
+ * POSIX; the next fork that reaches them gets zeroed pages). The fork/join
+ * path never pays for any of it.
+ *
+ * Given-back pages stay readable, as zeros, on every system: a worker
+ * holding a stale range of shared records may load their state words at
+ * any time (share.c, "Claims"; on Windows, port_win.c commits such a page
+ * again when it is read).
  */
 #include "internal.h"
 

@@ -211,7 +211,6 @@ void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove
     clove__tk(t)->idle = 0;
     clove__tk(t)->noffered = 0;
     clove__tk(t)->batch_n = 1;
-    clove__tk(t)->done_batch = clove__tk(t)->done_end = NULL;
     t->index = index;
     atomic_init(&clove__tk(t)->reserve, NULL);
     atomic_init(&clove__tk(t)->stolen_ns, 0);

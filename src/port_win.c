@@ -228,6 +228,14 @@ void clove__aligned_free(void *ptr)
  * whether deep forks touched it (clove__jobs_touched), and that read must
  * not grow the stack.
  *
+ * A read can also reach a page that is not committed: a worker holding a
+ * stale range of shared records loads their state words (share.c), and
+ * the records may lie on pages that clove__vm_discard has decommitted
+ * since. POSIX gives such a read zeros (MADV_DONTNEED); here it raises an
+ * access violation, and the handler commits that page, as zeros, and
+ * resumes the read, which then sees no shared record. The page stays
+ * committed until the next discard.
+ *
  * The handler knows the regions from a list under an SRW lock: added by
  * clove__vm_commit, removed by clove__vm_release. It is installed with the
  * first region and removed with the last, so that a DLL with no pool left
@@ -257,7 +265,11 @@ static void commit_chunk(char *from, char *hi)
 static LONG CALLBACK guard_handler(EXCEPTION_POINTERS *info)
 {
     const EXCEPTION_RECORD *er = info->ExceptionRecord;
-    if (er->ExceptionCode != STATUS_GUARD_PAGE_VIOLATION || er->NumberParameters < 2)
+    bool guard = er->ExceptionCode == STATUS_GUARD_PAGE_VIOLATION;
+    /* An access violation is a read or a write (not an execution, 8) of a
+     * page that is not committed. */
+    if ((!guard && er->ExceptionCode != EXCEPTION_ACCESS_VIOLATION) ||
+        er->NumberParameters < 2 || (!guard && er->ExceptionInformation[0] > 1))
         return EXCEPTION_CONTINUE_SEARCH;
     char *addr = (char *)er->ExceptionInformation[1];
     LONG verdict = EXCEPTION_CONTINUE_SEARCH;
@@ -266,9 +278,15 @@ static LONG CALLBACK guard_handler(EXCEPTION_POINTERS *info)
         if (addr >= r->lo && addr < r->hi) {
             size_t ps = clove__page_size();
             char *page = r->lo + (size_t)(addr - r->lo) / ps * ps;
-            if (page + ps < r->hi)
-                commit_chunk(page + ps, r->hi);
-            verdict = EXCEPTION_CONTINUE_EXECUTION;
+            if (!guard)
+                verdict = VirtualAlloc(page, ps, MEM_COMMIT, PAGE_READWRITE) != NULL
+                              ? EXCEPTION_CONTINUE_EXECUTION
+                              : EXCEPTION_CONTINUE_SEARCH;
+            else {
+                if (page + ps < r->hi)
+                    commit_chunk(page + ps, r->hi);
+                verdict = EXCEPTION_CONTINUE_EXECUTION;
+            }
             break;
         }
     }

@@ -1,30 +1,51 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * share.c - the cold half of fork/join: sharing a queued record at a
- * heartbeat, taking and running shared jobs, reclaiming or waiting for a
- * shared record at its join, and sleeping when there is nothing to do.
+ * share.c - the cold half of fork/join: sharing queued records at a
+ * heartbeat, claiming and running shared jobs, claiming a shared record
+ * back or waiting for it at its join, and sleeping when there is nothing
+ * to do.
  *
- * Life of a shared record j (all transitions under pool->lock):
+ * Claims. A share puts a range of the owner's oldest records (one, or a
+ * batch) into the pool's ring under the lock; from then on each record's
+ * state word (internal.h) changes only by atomic operations, outside the
+ * lock:
  *
- *   queued --(owner's heartbeat handler)--> SHARED (in the ring)
- *   SHARED --(owner joins first)----------> reclaimed: join returns false
- *   SHARED --(an idle task takes it)------> TAKEN
- *   TAKEN  --(the taker finishes fn)------> DONE: join returns true
+ *   SHARED --(a runner's compare-and-swap)-------> TAKEN
+ *   SHARED --(the owner's join, compare-and-swap)-> FREED: the join
+ *                                                   returns false
+ *   TAKEN  --(the owner must wait: CAS)-----------> TAKEN | WAITER
+ *   TAKEN  --(the runner stored the result: exchange)-> DONE: the join
+ *                                                   returns true
  *
- * The owner never leaves clove_join before seeing DONE (or reclaiming), so
- * the taker may touch j until it stores DONE under the lock, and never
- * after. The owner's task may likewise vanish once it has seen DONE, which
- * is why the taker wakes it only after unlocking and only by address.
+ * Exactly one compare-and-swap wins each SHARED record, so each job runs
+ * exactly once. A runner takes a range from the ring and claims its
+ * records oldest first; the owner joins newest first and claims back
+ * whatever nobody claimed, so it waits only for a record that is running.
+ * When the runner's exchange finds the waiter bit, it takes the lock and
+ * wakes the owner if the owner sleeps waiting for that record. The runner
+ * touches a record only between its claim and its DONE, and the owner
+ * leaves the join only after DONE or its own claim, so the record may be
+ * reused at once.
+ *
+ * Nothing is removed from the ring when the owner claims records back: a
+ * range whose first record is no longer SHARED is dead and dropped where
+ * the lock holder finds it, and a runner that took a range may find its
+ * records claimed back, or even forked and shared again. A claim
+ * compares with a SHARED word it loaded, and a record is SHARED only
+ * while its share is live (a fork never writes a SHARED tag: clove.h), so
+ * a claim of a record of a later share than the range's is a valid claim.
  *
  * A record may first be RESERVED (see "The reserve" below): taken off the
- * bottom of the owner's queue by the owner's heartbeat handler, without the lock, and
- * published in task->reserve. From there either the owner takes it back at
- * its join (a compare-and-swap on task->reserve, no lock), or it becomes
- * SHARED, claimed by the same compare-and-swap under the lock: by the
- * owner's heartbeat handler, or by the heartbeat thread when the owner
- * does not answer a beat, e.g. in a long leaf (clove__steal_locked).
+ * bottom of the owner's queue by the owner's heartbeat handler, without
+ * the lock, and published in task->reserve. From there either the owner
+ * takes it back at its join (a compare-and-swap on task->reserve, no
+ * lock), or it becomes SHARED, claimed by the same compare-and-swap under
+ * the lock: by the owner's heartbeat handler, or by the heartbeat thread
+ * when the owner does not answer a beat, e.g. in a long leaf
+ * (clove__steal_locked).
  *
- * Checked in model/clove.pml (properties and bug variants: model/README.md).
+ * The claims are checked in model/claims.pml; the reserve, sleeping and
+ * waking in model/clove.pml (model/README.md).
  */
 #include "internal.h"
 #include "wait.h"
@@ -105,11 +126,6 @@ void clove__sleep_locked(clove_task *t)
 /* Ring of shared jobs (lock held)                                          */
 /* ------------------------------------------------------------------------ */
 
-static bool ring_full(const clove_pool *p)
-{
-    return p->ring_tail - p->ring_head >= p->ring_cap;
-}
-
 static uint32_t ring_push(clove_pool *p, struct clove__job *j, clove_task *owner)
 {
     uint32_t slot = (uint32_t)(p->ring_tail & (p->ring_cap - 1));
@@ -120,15 +136,33 @@ static uint32_t ring_push(clove_pool *p, struct clove__job *j, clove_task *owner
     return slot;
 }
 
-/* Drop holes left by reclaimed jobs at both ends. */
+/* Whether an entry is a hole (taken past the head) or dead: its first
+ * record is not SHARED, so its owner claimed it back, and every newer one
+ * before it (or a runner holding a stale range claimed it: the others are
+ * then left to their owner's joins). */
+static bool entry_dead(const struct clove__entry *e)
+{
+    return e->job == NULL ||
+           (clove__state_get(e->job) & CLOVE__TAG_MASK) != CLOVE__TAG_SHARED;
+}
+
+/* Drop holes and dead entries at the head, holes at the tail. */
 static void ring_trim(clove_pool *p)
 {
     while (p->ring_head != p->ring_tail &&
-           p->ring[p->ring_head & (p->ring_cap - 1)].job == NULL)
+           entry_dead(&p->ring[p->ring_head & (p->ring_cap - 1)]))
         p->ring_head++;
     while (p->ring_head != p->ring_tail &&
            p->ring[(p->ring_tail - 1) & (p->ring_cap - 1)].job == NULL)
         p->ring_tail--;
+}
+
+static bool ring_full(clove_pool *p)
+{
+    if (p->ring_tail - p->ring_head < p->ring_cap)
+        return false;
+    ring_trim(p);
+    return p->ring_tail - p->ring_head >= p->ring_cap;
 }
 
 static bool ring_empty(clove_pool *p)
@@ -153,7 +187,7 @@ static bool ring_pop(clove_pool *p, struct clove__entry *e)
  * in the job stack that holds from, at from or above it: a job forked by
  * the task that owns that stack after its top was at from (helping's
  * leapfrog rule, see join_shared). A job taken past the head leaves a hole
- * (trimmed at the ends, as a reclaim's). Linear in the ring's length
+ * (trimmed at the ends). Linear in the ring's length
  * then, on this cold path only. */
 static bool ring_pop_from(clove_pool *p, struct clove__entry *e, const struct clove__job *from)
 {
@@ -164,7 +198,7 @@ static bool ring_pop_from(clove_pool *p, struct clove__entry *e, const struct cl
         struct clove__entry *slot = &p->ring[i & (p->ring_cap - 1)];
         /* from lies in the owner's job stack exactly when it is within
          * [base, job]: the stacks are disjoint mappings. */
-        if (slot->job != NULL && from >= slot->owner->base && from <= slot->job) {
+        if (!entry_dead(slot) && from >= slot->owner->base && from <= slot->job) {
             *e = *slot;
             slot->job = NULL;
             ring_trim(p);
@@ -296,25 +330,26 @@ static inline bool queued(const clove_task *t)
 
 /* Take the oldest queued record off t's queue (owner only; queued(t)):
  * a clove_fork_value's fn moves to out.run (a clove_fork's job is in
- * out.vfn already), and fn = NULL sends its join to the slow path. Its
- * state gets the kind bit; the caller adds the rest. */
-static inline struct clove__job *take_oldest(clove_task *t)
+ * out.vfn already), and fn = NULL sends its join to the slow path. It
+ * counts in noffered. Returns its state word but the tag: the kind bit
+ * and its LIFO sequence number; the caller stores it with its tag. */
+static inline uintptr_t seq_bits(uint32_t noffered)
+{
+    return ((uintptr_t)noffered & CLOVE__SEQ_MASK) << CLOVE__SEQ_SHIFT;
+}
+
+static inline struct clove__job *take_oldest(clove_task *t, uintptr_t *bits)
 {
     struct clove__job *j = t->bottom++;
     clove_value_fn *run = j->fn;
     j->fn = NULL;
-    if (run == CLOVE__VOID_JOB) {
-        j->state = 0;
-    } else {
+    uintptr_t b = seq_bits(clove__tk(t)->noffered++);
+    if (run != CLOVE__VOID_JOB) {
         j->out.run = run;
-        j->state = CLOVE__KIND_VALUE;
+        b |= CLOVE__KIND_VALUE;
     }
+    *bits = b;
     return j;
-}
-
-static inline uintptr_t seq_bits(uint32_t noffered)
-{
-    return ((uintptr_t)noffered & CLOVE__SEQ_MASK) << CLOVE__SEQ_SHIFT;
 }
 
 /* reserve_oldest's publication when a TSan runtime is present: out of
@@ -327,10 +362,10 @@ static CLOVE__NOINLINE void publish_reserve_tsan(clove_task *t, struct clove__jo
 
 static inline void reserve_oldest(clove_task *t)
 {
-    clove__tk(t)->own_stamp = t->bottom->state;
-    struct clove__job *j = take_oldest(t);
-    j->state |= CLOVE__TAG_RESERVED | seq_bits(clove__tk(t)->noffered);
-    clove__tk(t)->noffered++;
+    clove__tk(t)->own_stamp = clove__state_get(t->bottom);
+    uintptr_t bits;
+    struct clove__job *j = take_oldest(t, &bits);
+    clove__state_set(j, bits | CLOVE__TAG_RESERVED);
     clove__tk(t)->own_reserve = j;
     /* Publishes out.run, arg and state to whoever claims j. */
     if (CLOVE__UNLIKELY(clove__tsan_present()))
@@ -339,63 +374,56 @@ static inline void reserve_oldest(clove_task *t)
         atomic_store_explicit(&clove__tk(t)->reserve, j, memory_order_release);
 }
 
-/* Share the claimed record j of owner into the ring as SHARED, keeping its
- * kind and sequence number; returns its slot. Lock held, ring not full. */
-static uint32_t share_locked(clove_pool *p, struct clove__job *j, clove_task *owner)
+/* Make record j of owner SHARED, its state word but the tag being bits,
+ * and put it into the ring as a range of one; returns its slot. The
+ * release store publishes fn, arg and out.run to whoever claims it, also
+ * to a runner that holds a stale range and never takes the lock. Lock
+ * held, ring not full. */
+static uint32_t share_locked(clove_pool *p, struct clove__job *j, uintptr_t bits,
+                             clove_task *owner)
 {
-    uint32_t slot = ring_push(p, j, owner);
-    j->state = CLOVE__TAG_SHARED | ((uintptr_t)slot << CLOVE__SLOT_SHIFT) |
-               (j->state & ((CLOVE__SEQ_MASK << CLOVE__SEQ_SHIFT) | CLOVE__KIND_VALUE));
-    return slot;
+    clove__tsan_release(j); /* the fork, for a runner that takes no lock */
+    atomic_store_explicit(clove__state(j), bits | CLOVE__TAG_SHARED, memory_order_release);
+    return ring_push(p, j, owner);
 }
 
 /*
- * Requests and batches. A task that finishes a shared job and finds the
- * ring empty would wait for the next beat (half an interval on average)
- * while its job's owner, which forked that job, may have more queued. So
- * it *requests* more: before it marks its job DONE it raises the owner's
- * heartbeat word with BEAT | REQ or BEAT | REQ_ONE (run_one_locked; the
- * owner cannot have left the join of that job yet, so the word is alive).
+ * Requests and batches. A task that finishes a shared range and finds
+ * the ring empty would wait for the next beat (half an interval on
+ * average) while the range's owner, which forked it, may have more
+ * queued. So it *requests* more: it raises the owner's heartbeat word
+ * with BEAT | REQ or BEAT | REQ_ONE (run_one_locked; every task's word
+ * lives as long as the pool, so a late request costs at most one share).
  * The owner answers at its next fork or tick (heartbeat_beat): it shares
  * even when nobody is idle yet (the requester is about to be: it looks at
  * the ring under the lock before it sleeps, so the share is either found
- * or its wake-up reaches it). A request is one share per job run
- * elsewhere, and the record shared is the owner's oldest, as at a beat.
+ * or its wake-up reaches it). A request is one share per range run
+ * elsewhere, and the records shared are the owner's oldest, as at a beat.
  *
  * Wide fan-out (a loop that forks every child of a node, then joins them
  * all) leaves a queue of sibling records whose oldest is often a leaf: its
- * taker is done at once. So after a job shorter than an eighth of an
+ * runner is done at once. So after a range shorter than an eighth of an
  * interval the request is REQ, answered with a *batch*: the owner's oldest
- * record (the reserve or the queue's oldest, the base, SHARED as a single
- * share is) and the next oldest queued records above it, up to
- * t->batch_n in all, as one ring entry of n records. Each of those others
- * is marked MEMBER (with its offset from the base and its own LIFO
- * sequence number) and counts in noffered, so its join leaves the inline
- * path. batch_n starts at 1, doubles at each REQ answered (up to
- * CLOVE__BATCH_MAX) and halves when the owner has to wait for one of its
- * batches. After a longer job the request is REQ_ONE, answered with one
- * record, as a beat is (a job that long saw beats of its own, and long
- * leaves would be shared in doubling batches that nobody can hand back),
- * and only while no other task is idle: then the heartbeat thread is
- * asleep, and the requester would wait for its kick, its wake-up and its
- * beat; with others idle, beats and the ramp-up's flags are coming
- * anyway, and more requests only add shares of smaller pieces
- * (sim/README.md, "Requests and batches").
+ * record (the reserve or the queue's oldest) and the next oldest queued
+ * records above it, up to t->batch_n in all, as one ring entry of n
+ * records, each SHARED with its own LIFO sequence number (and counting in
+ * noffered). batch_n starts at 1 and doubles at each REQ answered (up to
+ * CLOVE__BATCH_MAX): a batch costs its owner nothing when nobody runs it,
+ * since the owner claims back every record not started. After a longer
+ * job the request is REQ_ONE, answered with one record, as a beat is (a
+ * job that long saw beats of its own, and long leaves would be shared in
+ * doubling batches), and only while no other task is idle: then the
+ * heartbeat thread is asleep, and the requester would wait for its kick,
+ * its wake-up and its beat; with others idle, beats and the ramp-up's
+ * flags are coming anyway, and more requests only add shares of smaller
+ * pieces (sim/README.md, "Requests and batches").
  *
- *   - The taker pops the entry (base TAKEN) and runs the n jobs, oldest
- *     first, as a divide and conquer over the range that forks its upper
- *     half (run_batch): so its own heartbeats hand out halves of what is
- *     left, and it takes no lock per record. It marks the base DONE when
- *     all n have run, and only then: a member's result is in its out.value
- *     by then.
- *   - The owner joins the members first (they are newer than the base).
- *     Under the lock it looks at the base: SHARED (still in the ring) ->
- *     the member is the entry's last record; the entry shrinks by one and
- *     the join returns false. TAKEN -> wait for DONE (help, sleep on the
- *     base like any join). DONE -> the member's result is there. The
- *     base's own join is that of a single share (the entry is down to 1).
+ * The runner of a batch claims and runs its records oldest first, as a
+ * divide and conquer over the range that forks its upper half (run_batch):
+ * so its own heartbeats hand out halves of what is left (whoever runs a
+ * half claims its records in turn), and it takes no lock per record. The
+ * owner joins the records newest first, as any shared records.
  * Nothing of this is on the fork/join fast path.
- * Model: the BATCH steps in model/clove.pml (model/README.md).
  */
 
 /*
@@ -423,7 +451,7 @@ clove_task *clove__steal_locked(clove_task *w)
                                                  memory_order_relaxed))
         return NULL;
     clove__tsan_acquire(j);
-    share_locked(p, j, w);
+    share_locked(p, j, clove__state_get(j) & ~CLOVE__TAG_MASK, w);
     /* Let the owner reserve its next oldest fork at its next tick. Release,
      * and before the idle task is taken (its idle_count store, also a
      * release, is what the owner's hint may see first): an owner that sees
@@ -471,8 +499,8 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
 {
     clove_pool *p = t->pool;
     clove_task *wake = NULL;
-    bool shared = false;
-    uint64_t when = 0; /* the trace's time of this beat */
+    uint32_t nshared = 0; /* records shared by this beat */
+    uint64_t when = 0;    /* the trace's time of this beat */
     /* Only the heartbeat thread clears t->reserve behind our back. The
      * acquire orders (memory orders in this handler: model/README.md,
      * "Atomics"): if our exchange took the BEAT the thief stored after its
@@ -502,27 +530,28 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
                         note_stolen(t);
                     }
                 }
-                if (j == NULL && queued(t)) {
-                    j = take_oldest(t);
-                    j->state |= seq_bits(clove__tk(t)->noffered);
-                    clove__tk(t)->noffered++;
-                }
+                uintptr_t bits = 0;
+                if (j != NULL)
+                    bits = clove__state_get(j) & ~CLOVE__TAG_MASK; /* RESERVED */
+                else if (queued(t))
+                    j = take_oldest(t, &bits);
                 if (j != NULL) {
-                    shared = true;
-                    uint32_t slot = share_locked(p, j, t);
+                    nshared = 1;
+                    uint32_t slot = share_locked(p, j, bits, t);
                     if (v & CLOVE__HB_REQ) {
                         uint32_t want = clove__tk(t)->batch_n * 2;
                         if (want > CLOVE__BATCH_MAX)
                             want = CLOVE__BATCH_MAX;
                         clove__tk(t)->batch_n = want;
-                        uint32_t n = 1;
-                        for (; n < want && queued(t); n++) {
-                            struct clove__job *m = take_oldest(t);
-                            m->state |= CLOVE__TAG_MEMBER | ((uintptr_t)n << CLOVE__SLOT_SHIFT) |
-                                        seq_bits(clove__tk(t)->noffered);
-                            clove__tk(t)->noffered++;
+                        /* The next oldest, contiguous with j (the reserve
+                         * is the record just below the queue). */
+                        for (; nshared < want && queued(t); nshared++) {
+                            struct clove__job *m = take_oldest(t, &bits);
+                            clove__tsan_release(m);
+                            atomic_store_explicit(clove__state(m), bits | CLOVE__TAG_SHARED,
+                                                  memory_order_release);
                         }
-                        p->ring[slot].n = n;
+                        p->ring[slot].n = nshared;
                     }
                     wake = p->idle_first;
                     if (wake != NULL)
@@ -537,14 +566,14 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
             clove__unlock(p);
             if (wake)
                 clove__wake_one(&clove__tk(wake)->sleep);
-            if (shared)
-                clove__count(t, CLOVE__ST_SHARED, 1);
+            if (nshared)
+                clove__count(t, CLOVE__ST_SHARED, nshared);
         }
         if (CLOVE__UNLIKELY(clove__tk(t)->slot->trace != NULL)) {
-            if (!shared)
+            if (!nshared)
                 when = clove__now_ns();
-            clove__trace_write(clove__tk(t)->slot->trace, shared ? CLOVE__EV_SHARE : CLOVE__EV_BEAT, when,
-                               when);
+            clove__trace_write(clove__tk(t)->slot->trace, nshared ? CLOVE__EV_SHARE : CLOVE__EV_BEAT,
+                               when, when);
         }
     }
     if (clove__tk(t)->own_reserve == NULL && p->nworkers > 0) {
@@ -559,23 +588,78 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
 /* Running shared jobs                                                      */
 /* ------------------------------------------------------------------------ */
 
-/* Run the job of record m (one of a batch; its argument is arg: the
- * batch's base has its taker's top in its arg field by now, see
- * run_one_locked) and store its result. */
-static void run_member(clove_task *t, struct clove__job *m, void *arg)
+/* Claim record m for t: true if t may run it now. The state is loaded and
+ * the CAS made only on a SHARED word, compared whole: a stale range may
+ * name records claimed back, forked again (a debug fork's stamp has tag
+ * 0) or on pages given back (they read as zeros, on Windows through the
+ * commit-on-touch handler of port_win.c; a failed CAS would still fault
+ * them in). The TAKEN word carries t's top, for a joiner's leapfrog rule.
+ * Acquire: the owner's release store of SHARED published the job. *seen
+ * gets the SHARED word. Model: the claim in model/claims.pml. */
+static bool claim(clove_task *t, struct clove__job *m, uintptr_t *seen)
 {
-    if (m->state & CLOVE__KIND_VALUE) {
+    uintptr_t s = clove__state_get(m);
+    if ((s & CLOVE__TAG_MASK) != CLOVE__TAG_SHARED)
+        return false;
+    uintptr_t taken = (uintptr_t)t->top | (s & CLOVE__KIND_VALUE) | CLOVE__TAG_TAKEN;
+    if (!atomic_compare_exchange_strong_explicit(clove__state(m), &s, taken, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return false;
+    clove__tsan_acquire(m);
+    *seen = s;
+    return true;
+}
+
+/* The runner of owner's record m found the waiter bit: wake the owner if
+ * it sleeps waiting for m (else it is helping, or has not gone to sleep
+ * yet, and looks at m's state under the lock before it does). The
+ * owner's task lives as long as the pool, but it may have seen DONE,
+ * left, and been taken by another thread entering clove_pool_run
+ * meanwhile: its fields are read under the lock only, and at worst this
+ * wakes that thread, asleep at a join of a record at the same place,
+ * which looks at its record and sleeps again. */
+static void wake_waiter(clove_pool *p, clove_task *owner, const struct clove__job *m)
+{
+    clove__lock(p);
+    bool wake = clove__tk(owner)->idle && clove__tk(owner)->waiting_on == m;
+    if (wake)
+        clove__idle_remove_locked(owner);
+    clove__unlock(p);
+    if (wake)
+        clove__wake_one(&clove__tk(owner)->sleep);
+}
+
+/* Run the job of record m, claimed by t from the SHARED word s, store its
+ * result and mark it DONE (with its sequence number back). After the
+ * exchange the owner may return from the join and reuse m. */
+static void run_claimed(clove_task *t, struct clove__job *m, uintptr_t s, clove_task *owner)
+{
+    struct clove__trace *tr = clove__tk(t)->slot->trace;
+    uint64_t t0 = CLOVE__UNLIKELY(tr != NULL) ? clove__now_ns() : 0;
+    void *arg = m->arg;
+    if (s & CLOVE__KIND_VALUE) {
         m->out.value = m->out.run(t, arg);
     } else {
         m->out.vfn(t, arg);
         m->out.value = 0;
     }
+    /* Before DONE: once the owner has seen every DONE, the counters add
+     * up (shared + stolen = ran + reclaimed), and the trace has every job. */
+    clove__count(t, CLOVE__ST_RAN, 1);
+    if (CLOVE__UNLIKELY(tr != NULL))
+        clove__trace_write(tr, CLOVE__EV_JOB, t0, clove__now_ns());
+    /* Release: the result and what the job wrote (for ThreadSanitizer in
+     * the user's program too: internal.h). */
+    clove__tsan_release(m);
+    uintptr_t old = atomic_exchange_explicit(clove__state(m), (s & ~CLOVE__TAG_MASK) | CLOVE__TAG_DONE,
+                                             memory_order_release);
+    if (old & CLOVE__WAITER)
+        wake_waiter(t->pool, owner, m);
 }
 
 struct batch_range {
     struct clove__job *lo, *hi;
-    struct clove__job *base; /* the batch's first record, whose argument */
-    void *base_arg;          /* is here */
+    clove_task *owner;
 };
 
 static void run_batch(clove_task *t, const struct batch_range *r);
@@ -585,48 +669,49 @@ static void batch_range_job(clove_task *t, void *arg)
     run_batch(t, arg);
 }
 
-/* Run the jobs of the records [lo, hi) of a batch, oldest first: fork the
- * upper half (an ordinary fork of t, which t's heartbeats may share),
- * run the lower half, then the upper half if nobody took it. */
+/* Claim and run the records [lo, hi) of a batch, oldest first: fork the
+ * upper half (an ordinary fork of t, which t's heartbeats may share; its
+ * runner claims its records in turn), run the lower half, then the upper
+ * half if nobody took it. A record its owner claimed back is skipped (and,
+ * since the owner claims back newest first, so are the newer ones). */
 static void run_batch(clove_task *t, const struct batch_range *r)
 {
     struct clove__job *lo = r->lo, *hi = r->hi;
     while (hi - lo > 1) {
         struct clove__job *mid = lo + (hi - lo) / 2;
         clove_future f;
-        struct batch_range upper = {mid, hi, r->base, r->base_arg};
+        struct batch_range upper = {mid, hi, r->owner};
         clove_fork(t, &f, batch_range_job, &upper);
-        struct batch_range lower = {lo, mid, r->base, r->base_arg};
+        struct batch_range lower = {lo, mid, r->owner};
         run_batch(t, &lower);
         if (clove_join(t, &f))
             return;
         lo = mid;
     }
-    run_member(t, lo, lo == r->base ? r->base_arg : lo->arg);
+    uintptr_t s;
+    if (claim(t, lo, &s))
+        run_claimed(t, lo, s, r->owner);
 }
 
-/* A shared job that run_job_guarded is running: one record's job, or a
- * batch of n records from j (see "Requests and batches"). */
+/* A shared range that run_job_guarded is running: one claimed record
+ * (seen: its SHARED word), or a batch of n records from j. */
 struct running_job {
     clove_task *t;
-    clove_value_fn *run; /* a clove_fork_value job, or NULL */
-    clove_fn *vfn;       /* a clove_fork job, or NULL */
-    void *arg;
     struct clove__job *j;
     uint32_t n;
+    clove_task *owner;
+    uintptr_t seen;
+    const void *site; /* the job's code, for messages; NULL for a batch */
 };
 
 static void run_job(void *p)
 {
     struct running_job *r = p;
     if (r->n > 1) {
-        struct batch_range all = {r->j, r->j + r->n, r->j, r->arg};
+        struct batch_range all = {r->j, r->j + r->n, r->owner};
         run_batch(r->t, &all);
-    } else if (r->run) {
-        r->j->out.value = r->run(r->t, r->arg);
     } else {
-        r->vfn(r->t, r->arg);
-        r->j->out.value = 0;
+        run_claimed(r->t, r->j, r->seen, r->owner);
     }
 }
 
@@ -639,7 +724,7 @@ static void job_exited(void *arg)
     clove__misuse("shared job",
                   "the thread running it exited (pthread_exit) before it returned; its "
                   "owner's join would wait forever",
-                  r->run ? clove__code_addr(r->run) : clove__code_addr(r->vfn));
+                  r->site);
 }
 
 /*
@@ -664,23 +749,18 @@ static void run_job_guarded(struct running_job *r)
         clove__cancel_restore(cancel_state);
 }
 
-/* Model: run_one_start, MS_DONE1, MS_DONE_RELOCK (BUG_DONE_NO_WAKE). */
+/* Called with the lock held; returns with it held. Takes the oldest range
+ * from the ring (with from, the oldest in from's job stack at or above
+ * from: helping's leapfrog rule) and runs it on t. Returns false if there
+ * was none; true if it took one, even a dead one, whose records it could
+ * not claim. Model: run_one_start and MS_DONE1 in model/clove.pml for the
+ * lock and the wake-up; the claims in model/claims.pml. */
 static bool run_one_locked(clove_task *t, const struct clove__job *from)
 {
     clove_pool *p = t->pool;
     struct clove__entry e;
     if (!ring_pop_from(p, &e, from))
         return false;
-    struct clove__job *j = e.job;
-    void *arg = j->arg;
-    bool value = (j->state & CLOVE__KIND_VALUE) != 0;
-    clove_value_fn *run = value ? j->out.run : NULL;
-    clove_fn *vfn = value ? NULL : j->out.vfn;
-    j->state = (j->state & ~(CLOVE__TAG_MASK | (CLOVE__SLOT_MASK << CLOVE__SLOT_SHIFT))) |
-               CLOVE__TAG_TAKEN;
-    /* Where this job's forks will begin on t's job stack, for a task that
-     * waits for j at its join (join_shared). */
-    j->arg = t->top;
     /* Ramp-up: if other tasks are still idle, raise our own heartbeat
      * flag and the owner's, so that at their next fork both share their
      * oldest queued fork - the biggest piece each has - at once instead
@@ -696,51 +776,40 @@ static bool run_one_locked(clove_task *t, const struct clove__job *from)
     }
     clove__unlock(p);
 
+    struct running_job r = {t, e.job, e.n, e.owner, 0, NULL};
+    if (e.n == 1) {
+        if (!claim(t, e.job, &r.seen)) {
+            /* Claimed back meanwhile: a dead entry. */
+            clove__lock(p);
+            return true;
+        }
+        r.site = (r.seen & CLOVE__KIND_VALUE) ? clove__code_addr(e.job->out.run)
+                                              : clove__code_addr(e.job->out.vfn);
+    }
     struct clove__job *saved_top = t->top;
-    uint32_t saved_nshared = clove__tk(t)->noffered;
-    struct clove__trace *tr = clove__tk(t)->slot->trace;
+    uint32_t saved_noffered = clove__tk(t)->noffered;
     uint64_t t0 = clove__now_ns();
     clove__tk(t)->nest++;
-    /* What the job wrote (a clove_fork job: through its argument block,
-     * in the owner's frame until the join) and its result are published
-     * by the DONE store below. */
-    struct running_job r = {t, run, vfn, arg, j, e.n};
     run_job_guarded(&r);
     clove__tk(t)->nest--;
     uint64_t t1 = clove__now_ns();
-    if (CLOVE__UNLIKELY(tr != NULL))
-        clove__trace_write(tr, CLOVE__EV_JOB, t0, t1);
-    clove__count(t, CLOVE__ST_RAN, 1);
-    if (t->top != saved_top || clove__tk(t)->noffered != saved_nshared)
+    if (t->top != saved_top || clove__tk(t)->noffered != saved_noffered)
         clove__misuse("shared job", "the job returned with a clove_fork that was never joined",
-                      value ? clove__code_addr(run) : clove__code_addr(vfn));
+                      r.site);
 
     clove__lock(p);
-    clove_task *owner = e.owner;
-    /* The owner, asleep at the join of j: this DONE wakes it. */
-    bool wake_owner = clove__tk(owner)->idle && clove__tk(owner)->waiting_on == j;
     /* Nothing more in the ring: request more from the owner, a batch
-     * after a job shorter than an eighth of an interval, else one record
-     * if nobody else is idle (the owner woken here aside; see "Requests
-     * and batches"). Its task is alive until it has seen DONE. Relaxed:
-     * the word is a hint, as the heartbeat thread's stores are (and
+     * after a range shorter than an eighth of an interval, else one record
+     * if nobody else is idle (see "Requests and batches"). Relaxed: the
+     * word is a hint, as the heartbeat thread's stores are (and
      * idle_count, written under the lock we hold, is exact). */
     if (ring_empty(p)) {
         if (t1 - t0 < (uint64_t)p->heartbeat_us * (1000u / CLOVE__CHUNK_DIV))
-            atomic_store_explicit(&owner->heartbeat, CLOVE__HB_BEAT | CLOVE__HB_REQ,
+            atomic_store_explicit(&e.owner->heartbeat, CLOVE__HB_BEAT | CLOVE__HB_REQ,
                                   memory_order_relaxed);
-        else if (atomic_load_explicit(&p->idle_count, memory_order_relaxed) == (uint32_t)wake_owner)
-            atomic_store_explicit(&owner->heartbeat, CLOVE__HB_BEAT | CLOVE__HB_REQ_ONE,
+        else if (atomic_load_explicit(&p->idle_count, memory_order_relaxed) == 0)
+            atomic_store_explicit(&e.owner->heartbeat, CLOVE__HB_BEAT | CLOVE__HB_REQ_ONE,
                                   memory_order_relaxed);
-    }
-    /* After this store the owner may return from clove_join and reuse j
-     * (and, for a batch, the records above it). */
-    j->state = (j->state & ~CLOVE__TAG_MASK) | CLOVE__TAG_DONE;
-    if (wake_owner) {
-        clove__idle_remove_locked(owner);
-        clove__unlock(p);
-        clove__wake_one(&clove__tk(owner)->sleep);
-        clove__lock(p);
     }
     return true;
 }
@@ -763,8 +832,8 @@ bool clove__run_one_locked(clove_task *t)
  * its worker stacks sequentially overflows them. So:
  *   - the leapfrog rule: a waiting task runs only jobs that the thief of
  *     j forked while running j (the ring jobs in the thief's job stack at
- *     or above its top when it took j, which run_one_locked keeps in j's
- *     arg). Those lie inside j's subtree: the sequential program runs them
+ *     or above its top when it claimed j, which its claim put in j's
+ *     TAKEN word). Those lie inside j's subtree: the sequential program runs them
  *     below j's fork frame, where this thread's stack is now (by the same
  *     rule, inductively: a job a thread took from its worker loop starts
  *     on an almost empty stack). Other jobs stay in the ring for idle
@@ -792,22 +861,28 @@ CLOVE__NORETURN static CLOVE__NOINLINE void lifo_misuse(const char *call, const 
     clove__misuse(call, "joins are out of LIFO order (join the most recent fork first)", site);
 }
 
-static inline bool kind_differs(const struct clove__job *j, bool value)
+static inline bool kind_differs(uintptr_t state, bool value)
 {
-    return ((j->state & CLOVE__KIND_VALUE) != 0) != value;
+    return ((state & CLOVE__KIND_VALUE) != 0) != value;
 }
 
-/* The owner pops j without the lock: it must be the newest record it
- * offered, with nothing queued above it, joined by the form that forked
- * it. site: the join's caller, for the message. */
-static inline void check_own_pop(clove_task *t, const struct clove__job *j, bool value,
-                                 const void *site)
+static inline bool seq_differs(const clove_task *t, uintptr_t state)
 {
-    if (((j->state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) !=
-            ((clove__tk(t)->noffered - 1) & CLOVE__SEQ_MASK) ||
-        queued(t) || j + 1 != t->bottom)
+    return ((state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) !=
+           ((clove__tk(t)->noffered - 1) & CLOVE__SEQ_MASK);
+}
+
+/* The owner pops j: it must be the newest record it offered, with
+ * nothing queued above it (state: j's state word with its sequence number
+ * when check_seq), joined by the form that forked it. site: the join's
+ * caller, for the message. */
+static inline void check_own_pop(clove_task *t, const struct clove__job *j, uintptr_t state,
+                                 bool check_seq, bool value, const void *site)
+{
+    if (clove__tk(t)->noffered == 0 || (check_seq && seq_differs(t, state)) || queued(t) ||
+        j + 1 != t->bottom)
         lifo_misuse(clove__join_name(value), site);
-    if (kind_differs(j, value))
+    if (kind_differs(state, value))
         clove__kind_misuse(value, site);
 }
 
@@ -821,7 +896,7 @@ static inline void pop_to(clove_task *t, struct clove__job *j)
     /* Left FREED in every build (one store on a cold path), so that a
      * second join is named as such whatever CLOVE_DEBUG the caller or the
      * library was built with. */
-    j->state = CLOVE__TAG_FREED;
+    clove__state_set(j, CLOVE__TAG_FREED);
 }
 
 /* The join of a record that is not queued (fn == NULL): the task's
@@ -840,26 +915,40 @@ bool clove__join_slow(clove_task *t, struct clove__job *j, bool value)
         struct clove__job *expected = j;
         if (CLOVE__LIKELY(atomic_compare_exchange_strong_explicit(
                 &clove__tk(t)->reserve, &expected, NULL, memory_order_relaxed, memory_order_relaxed))) {
-            check_own_pop(t, j, value, CLOVE__CALLER());
+            check_own_pop(t, j, clove__state_get(j), true, value, CLOVE__CALLER());
             pop_to(t, j);
             rearm(t);
             return false;
         }
         note_stolen(t);
         rearm(t);
-    }
-    /* A member of the batch whose DONE this task saw last (see "Requests
-     * and batches"), below the member that saw it: its result is there,
-     * and the lock that showed DONE made it visible. No lock. (Its state
-     * is the owner's: no other task writes a member's state.) */
-    if (j > clove__tk(t)->done_batch && j < clove__tk(t)->done_end && j < t->top) {
-        check_own_pop(t, j, value, CLOVE__CALLER());
-        /* Forks made from here on lie at j and above: out of the range. */
-        clove__tk(t)->done_end = j;
-        pop_to(t, j);
-        return true;
+        /* The heartbeat thread made it SHARED under the lock, with its
+         * CAS: take the lock once, so that the state is SHARED or later
+         * here (model: BUG_STEAL_UNLOCKED in model/claims.pml). */
+        clove__lock(t->pool);
+        clove__unlock(t->pool);
     }
     return join_shared(t, j, value, CLOVE__CALLER());
+}
+
+/* Set the waiter bit of the record j, whose state was s (TAKEN, possibly
+ * with the bit already): true if j is still TAKEN with the bit set, false
+ * if it is DONE. *s gets the last state seen. The runner's DONE exchange
+ * then sees the bit and wakes the owner (wake_waiter); a load and a store
+ * could overwrite DONE (model: BUG_WAITER_STORE). */
+static bool set_waiter(struct clove__job *j, uintptr_t *s)
+{
+    uintptr_t v = *s;
+    while ((v & CLOVE__TAG_MASK) == CLOVE__TAG_TAKEN) {
+        if ((v & CLOVE__WAITER) ||
+            atomic_compare_exchange_weak_explicit(clove__state(j), &v, v | CLOVE__WAITER,
+                                                  memory_order_acquire, memory_order_acquire)) {
+            *s = v | CLOVE__WAITER;
+            return true;
+        }
+    }
+    *s = v;
+    return false;
 }
 
 static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *j, bool value,
@@ -867,122 +956,99 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *j, boo
 {
     clove_pool *p = t->pool;
     const char *call = clove__join_name(value);
+    /* Acquire: a DONE state shows the result. */
+    uintptr_t s = atomic_load_explicit(clove__state(j), memory_order_acquire);
+    uintptr_t tag = s & CLOVE__TAG_MASK;
+    if (tag == CLOVE__TAG_RESERVED && j < t->bottom) {
+        /* Our reserve, whose steal our heartbeat handler noticed: the
+         * heartbeat thread makes it SHARED under the lock, after its CAS.
+         * Take the lock once, as clove__join_slow does. */
+        clove__lock(p);
+        clove__unlock(p);
+        s = atomic_load_explicit(clove__state(j), memory_order_acquire);
+        tag = s & CLOVE__TAG_MASK;
+    }
     /* A record joined through the slow path is left FREED at top (it is
      * the owner's alone): joining it again is the second join. */
-    if (j == t->top && (j->state & CLOVE__TAG_MASK) == CLOVE__TAG_FREED)
+    if (j == t->top && tag == CLOVE__TAG_FREED)
         clove__misuse(call, "this future was already joined", site);
     /* Only records in t's job stack below its top can be t's forks. */
     if (j < t->base || j >= t->top)
         clove__misuse(call, "this future was never forked (or its memory was overwritten)",
                       site);
-    /* A shared record (possibly our reserve, shared by the heartbeat
-     * thread: it made that CAS and the SHARED store under the lock). Its
-     * state is guarded by the lock (a taker may be writing it right now). */
-    clove__lock(p);
-    uintptr_t state = j->state;
-    uintptr_t tag = state & CLOVE__TAG_MASK;
     if (tag == CLOVE__TAG_FREED)
         clove__misuse(call, "this future was already joined", site);
-    if (p->nworkers == 0 || (tag != CLOVE__TAG_SHARED && tag != CLOVE__TAG_TAKEN &&
-                             tag != CLOVE__TAG_DONE && tag != CLOVE__TAG_MEMBER))
+    if (p->nworkers == 0 ||
+        (tag != CLOVE__TAG_SHARED && tag != CLOVE__TAG_TAKEN && tag != CLOVE__TAG_DONE))
         clove__misuse(call, "this future was never forked (or its memory was overwritten)",
                       site);
-    if (((state >> CLOVE__SEQ_SHIFT) & CLOVE__SEQ_MASK) != ((clove__tk(t)->noffered - 1) & CLOVE__SEQ_MASK) ||
-        clove__tk(t)->noffered == 0 || queued(t) || j + 1 != t->bottom)
-        lifo_misuse(call, site);
-    if (kind_differs(j, value))
-        clove__kind_misuse(value, site);
+    /* A TAKEN word holds the runner's top instead of the sequence number:
+     * that one is checked once DONE, below. */
+    check_own_pop(t, j, s, tag != CLOVE__TAG_TAKEN, value, site);
 
-    /* A member of a batch: what happened to it is its base's state (see
-     * "Requests and batches"); the member is the newest record of the
-     * batch left. */
-    struct clove__job *w = j;
-    if (tag == CLOVE__TAG_MEMBER) {
-        w = j - ((state >> CLOVE__SLOT_SHIFT) & CLOVE__SLOT_MASK);
-        state = w->state;
-        tag = state & CLOVE__TAG_MASK;
-        if (tag == CLOVE__TAG_SHARED) {
-            /* The batch is still in the ring: it shrinks by this record. */
-            struct clove__entry *e =
-                &p->ring[(state >> CLOVE__SLOT_SHIFT) & CLOVE__SLOT_MASK];
-            if (e->job != w || w + e->n != j + 1)
-                clove__misuse(call, "this future's batch is corrupt (its memory was overwritten)",
-                              site);
-            e->n--;
-            clove__unlock(p);
-            /* (Not counted: the batch counts as one share, reclaimed
-             * when its base is.) */
+    if (tag == CLOVE__TAG_SHARED) {
+        /* Nobody claimed it yet: claim it back, the caller runs it. A
+         * failed CAS means a runner claimed it: s is its TAKEN word (or
+         * DONE already). */
+        if (atomic_compare_exchange_strong_explicit(clove__state(j), &s, CLOVE__TAG_FREED,
+                                                    memory_order_acquire, memory_order_acquire)) {
+            clove__count(t, CLOVE__ST_RECLAIMED, 1);
             pop_to(t, j);
             return false;
         }
-        /* It was too big to wait for: the next one is half as big. */
-        if (tag == CLOVE__TAG_TAKEN && clove__tk(t)->batch_n > 1)
-            clove__tk(t)->batch_n /= 2;
-    } else if (tag == CLOVE__TAG_SHARED) {
-        /* Nobody took it yet: reclaim it, the caller runs it. (A batch's
-         * members were joined first: it is down to its base.) */
-        uint32_t slot = (uint32_t)((state >> CLOVE__SLOT_SHIFT) & CLOVE__SLOT_MASK);
-        if (p->ring[slot].job != j || p->ring[slot].n != 1)
-            clove__misuse(call, "this future's batch is corrupt (its memory was overwritten)",
-                          site);
-        p->ring[slot].job = NULL;
-        ring_trim(p);
-        clove__unlock(p);
-        clove__count(t, CLOVE__ST_RECLAIMED, 1);
-        pop_to(t, j);
-        return false;
+        tag = s & CLOVE__TAG_MASK;
     }
 
-    /* Taken (j, or the batch of the member j, whose base is w): help with
-     * other shared jobs while it runs (those the stack has room for: see
-     * "Helping" above; w's arg holds its taker's top when it took w),
-     * sleep when there are none; the taker wakes us when it is done. */
-    bool woken = false;
-    uint64_t t0 = clove__now_ns();
-    while ((w->state & CLOVE__TAG_MASK) != CLOVE__TAG_DONE) {
-        if (clove__tk(t)->nest < HELP_NEST_MAX && run_one_locked(t, w->arg)) {
-            woken = false;
-            continue;
+    if (tag == CLOVE__TAG_TAKEN && set_waiter(j, &s)) {
+        /* Running elsewhere: help with other shared jobs while it runs
+         * (those the stack has room for: see "Helping" above), sleep when
+         * there are none; its runner wakes us at DONE (the waiter bit). */
+        const struct clove__job *from = (const struct clove__job *)(s & CLOVE__FROM_MASK);
+        bool woken = false;
+        uint64_t t0 = clove__now_ns();
+        clove__lock(p);
+        while (((s = atomic_load_explicit(clove__state(j), memory_order_acquire)) &
+                CLOVE__TAG_MASK) != CLOVE__TAG_DONE) {
+            if (clove__tk(t)->nest < HELP_NEST_MAX && run_one_locked(t, from)) {
+                woken = false;
+                continue;
+            }
+            /* A share woke us for a job we may not take: pass it on to a
+             * task in its worker loop (never to another waiter, which
+             * might pass it back). The lock was dropped meanwhile: look
+             * again (j may be DONE, and its runner did not wake us: we
+             * were not idle). */
+            if (woken && relay_locked(p, true)) {
+                woken = false;
+                continue;
+            }
+            clove__tk(t)->waiting_on = j;
+            clove__sleep_locked(t);
+            clove__tk(t)->waiting_on = NULL;
+            woken = true;
         }
-        /* A share woke us for a job we may not take: pass it on to a
-         * task in its worker loop (never to another waiter, which might
-         * pass it back). The lock was dropped meanwhile: look again (w
-         * may be DONE, and its taker did not wake us: we were not idle). */
-        if (woken && relay_locked(p, true)) {
-            woken = false;
-            continue;
+        /* A share may have woken us (we were on the idle list) just as our
+         * job finished. Pass that wake on, or the shared job would wait for
+         * its owner's join (or the next share). Model: jloop_body;
+         * BUG_NO_RELAY is only observable with >= 4 tasks (model/README.md). */
+        clove_task *relay = NULL;
+        if (woken && !ring_empty(p) && p->idle_first != NULL) {
+            relay = p->idle_first;
+            clove__idle_remove_locked(relay);
         }
-        clove__tk(t)->waiting_on = w;
-        clove__sleep_locked(t);
-        clove__tk(t)->waiting_on = NULL;
-        woken = true;
-    }
-    /* A share may have woken us (we were on the idle list) just as our
-     * job finished. Pass that wake on, or the shared job would wait for
-     * its owner's join (or the next share). Model: jloop_body; BUG_NO_RELAY
-     * is only observable with >= 4 tasks (model/README.md). */
-    clove_task *relay = NULL;
-    if (woken && !ring_empty(p) && p->idle_first != NULL) {
-        relay = p->idle_first;
-        clove__idle_remove_locked(relay);
-    }
-    clove__unlock(p);
-    if (relay)
-        clove__wake_one(&clove__tk(relay)->sleep);
-    /* A member's batch is done: the joins of the members below it need
-     * no lock (clove__join_slow). Any other such join forgets it. */
-    clove__tk(t)->done_batch = w != j ? w : NULL;
-    clove__tk(t)->done_end = w != j ? j : NULL;
-    uint64_t t1 = clove__now_ns();
-    /* Counted when the job was still running at the first look (so a
-     * batch, whose records' joins all look at its base, counts at most
-     * one). */
-    if (tag == CLOVE__TAG_TAKEN) {
+        clove__unlock(p);
+        if (relay)
+            clove__wake_one(&clove__tk(relay)->sleep);
+        uint64_t t1 = clove__now_ns();
         clove__count(t, CLOVE__ST_WAITS, 1);
         clove__count(t, CLOVE__ST_WAIT_NS, t1 - t0);
         if (CLOVE__UNLIKELY(clove__tk(t)->slot->trace != NULL))
             clove__trace_write(clove__tk(t)->slot->trace, CLOVE__EV_WAIT, t0, t1);
     }
+    /* DONE: its sequence number is back (the runner kept it). */
+    if (seq_differs(t, s))
+        lifo_misuse(call, site);
+    clove__tsan_acquire(j); /* the runner's release before DONE */
     pop_to(t, j);
     return true;
 }
@@ -996,11 +1062,15 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *j, boo
 static void wait_done_locked(clove_task *t, struct clove__job *j)
 {
     clove_pool *p = t->pool;
-    while ((j->state & CLOVE__TAG_MASK) != CLOVE__TAG_DONE) {
+    uintptr_t s = clove__state_get(j);
+    if (!set_waiter(j, &s))
+        return;
+    while ((atomic_load_explicit(clove__state(j), memory_order_acquire) & CLOVE__TAG_MASK) !=
+           CLOVE__TAG_DONE) {
         clove__tk(t)->waiting_on = j;
         clove__sleep_locked(t);
         clove__tk(t)->waiting_on = NULL;
-        if ((j->state & CLOVE__TAG_MASK) != CLOVE__TAG_DONE)
+        if ((clove__state_get(j) & CLOVE__TAG_MASK) != CLOVE__TAG_DONE)
             relay_locked(p, false);
     }
 }
@@ -1017,32 +1087,30 @@ void clove__task_abandon(clove_task *t)
         struct clove__job *expected = r;
         if (atomic_compare_exchange_strong_explicit(&clove__tk(t)->reserve, &expected, NULL,
                                                     memory_order_relaxed, memory_order_relaxed))
-            r->state = CLOVE__TAG_FREED;
+            clove__state_set(r, CLOVE__TAG_FREED);
     }
-    /* [base, bottom) are the offered records: each is RESERVED (r, just
+    /* [base, bottom) are the offered records: each is FREED (r, just
      * taken back), SHARED, TAKEN or DONE. */
     if (t->bottom != t->base) {
         clove__lock(p);
         for (struct clove__job *j = t->base; j < t->bottom; j++) {
-            uintptr_t tag = j->state & CLOVE__TAG_MASK;
-            if (tag == CLOVE__TAG_SHARED) {
-                /* Nobody took it: out of the ring, never run. */
-                uint32_t slot = (uint32_t)((j->state >> CLOVE__SLOT_SHIFT) & CLOVE__SLOT_MASK);
-                p->ring[slot].job = NULL;
-                ring_trim(p);
+            uintptr_t s = clove__state_get(j);
+            if ((s & CLOVE__TAG_MASK) == CLOVE__TAG_SHARED &&
+                atomic_compare_exchange_strong_explicit(clove__state(j), &s, CLOVE__TAG_FREED,
+                                                        memory_order_relaxed, memory_order_relaxed)) {
+                /* Nobody claimed it: never run (its ring entry is dead). */
                 clove__count(t, CLOVE__ST_RECLAIMED, 1);
-            } else if (tag == CLOVE__TAG_TAKEN) {
-                wait_done_locked(t, j);
+                continue;
             }
-            j->state = CLOVE__TAG_FREED;
+            if ((s & CLOVE__TAG_MASK) == CLOVE__TAG_TAKEN)
+                wait_done_locked(t, j);
+            clove__state_set(j, CLOVE__TAG_FREED);
         }
         clove__unlock(p);
     }
     t->top = t->base;
     t->bottom = t->base;
     clove__tk(t)->noffered = 0;
-    clove__tk(t)->done_batch = NULL; /* no batch of these records is joined */
-    clove__tk(t)->done_end = NULL;
     if (p->nworkers > 0)
         rearm(t);
 }

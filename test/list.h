@@ -7,6 +7,7 @@
  */
 X(jobstack_deep_no_heartbeat)
 X(jobstack_grows_on_touch)
+X(jobstack_read_after_trim)
 X(debug_fork_in_library_forks)
 X(jobstack_lifo_sequences)
 X(jobstack_many_forks_sharing)

@@ -162,6 +162,12 @@ static inline uint64_t rng_below(test_rng *r, uint64_t n)
 double now_s(void);
 void sleep_us(unsigned long us);
 
+/* Wait until p's counters add up (shared + stolen == ran + reclaimed), at
+ * most 10 s: when clove_pool_run returns, a worker may still be winding
+ * down a batch whose records the owner took back (src/share.c, "Claims"),
+ * and count the halves it ran a little later. */
+void stats_settle(clove_pool *p);
+
 /* Pool helpers: create with the given config or fail the test. */
 clove_pool *make_pool(unsigned threads, unsigned heartbeat_us);
 

@@ -176,6 +176,58 @@ void test_jobstack_grows_on_touch(void)
     clove_pool_destroy(p);
 }
 
+/* Memory that a run's end gave back stays readable, as zeros: a worker
+ * holding a stale range of shared records loads the state words of
+ * records that may lie there (src/share.c, "Claims"), and on Windows,
+ * where discarded pages are decommitted, that load must not fault
+ * (port_win.c). Read the trimmed records as such a worker would, then
+ * fork as deep again: the pages those reads brought back must not stop
+ * the stack from growing. */
+struct trim_ctx {
+    size_t n;
+    struct clove__job *base;
+};
+
+static void trim_fn(clove_task *t, void *arg)
+{
+    struct trim_ctx *c = arg;
+    c->base = t->base;
+    clove_future *fs = malloc(c->n * sizeof *fs);
+    ASSERT(fs != NULL);
+    for (size_t i = 0; i < c->n; i++)
+        clove_fork_value(t, &fs[i], touch_job, (void *)(uintptr_t)i);
+    for (size_t i = c->n; i-- > 0;) {
+        int64_t r;
+        if (!clove_join_value(t, &fs[i], &r))
+            r = touch_job(t, (void *)(uintptr_t)i);
+        ASSERT_EQ_I(r, (int64_t)i * 3);
+    }
+    free(fs);
+}
+
+void test_jobstack_read_after_trim(void)
+{
+    clove_pool *p = make_pool(1, 1);
+    struct trim_ctx c = {120000, NULL}; /* 3.75 MiB of records */
+    for (int round = 0; round < 3; round++) {
+        ASSERT_OK(clove_pool_run(p, trim_fn, &c));
+        /* The run ended: everything past the first 64 KiB was given
+         * back. Look at every record's state word, newest first, as
+         * stale claims do. */
+        size_t keep = ((size_t)64 << 10) / sizeof(struct clove__job), nonzero = 0;
+        for (size_t i = c.n; i-- > keep;) {
+            /* fn, which every fork wrote, shows that the page was given
+             * back; state is what a claim looks at. */
+            const volatile struct clove__job *j = &c.base[i];
+            nonzero += j->fn != NULL || j->state != 0;
+        }
+        test_log("round %d: %zu of %zu given-back records read non-zero\n", round, nonzero,
+                 c.n - keep);
+        ASSERT_EQ_U(nonzero, 0);
+    }
+    clove_pool_destroy(p);
+}
+
 void test_jobstack_deep_no_heartbeat(void)
 {
     clove_pool *p = make_pool(1, 1);

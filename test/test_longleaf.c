@@ -99,6 +99,7 @@ void test_longleaf_join2(void)
                 check_pair(&p);
             }
             clove_stats s;
+            stats_settle(pool);
             ASSERT_EQ_I(clove_pool_stats(pool, &s, NULL, 0), 0);
             /* b can reach the other worker in two ways: shared by its
              * owner, if a heartbeat arrived between pair_run's tick and the

@@ -222,3 +222,15 @@ bool tid_in(pid_t tid, const pid_t *set, size_t n)
             return true;
     return false;
 }
+
+void stats_settle(clove_pool *p)
+{
+    double t0 = now_s();
+    for (;;) {
+        clove_stats s;
+        ASSERT_OK(clove_pool_stats(p, &s, NULL, 0));
+        if (s.shared + s.stolen == s.ran + s.reclaimed || now_s() - t0 > 10)
+            return;
+        sleep_us(100);
+    }
+}
