@@ -234,6 +234,8 @@ enum {
 struct clove__event {
     uint64_t t0, t1; /* CLOCK_MONOTONIC ns; t1 == t0 for instants */
     uint32_t kind;
+    uint32_t n; /* CLOVE__EV_SHARE: the records handed out (a batch's
+                 * all); 0 for the other kinds */
 };
 struct clove__trace {
     size_t cap;
@@ -485,6 +487,8 @@ int clove__stats_init(clove_pool *p, const char *trace_path, const char *from);
 /* Frees the counters and trace buffers; writes the trace first if write. */
 void clove__stats_fini(clove_pool *p, bool write);
 void clove__trace_write(struct clove__trace *tr, uint32_t kind, uint64_t t0, uint64_t t1);
+/* A share of n records at time t. */
+void clove__trace_share(struct clove__trace *tr, uint64_t t, uint32_t n);
 
 /* A heartbeat is pending for t (owner only): its loops, scopes and merges
  * split on it. ARM alone is not a beat. */

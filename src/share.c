@@ -570,10 +570,12 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
                 clove__count(t, CLOVE__ST_SHARED, nshared);
         }
         if (CLOVE__UNLIKELY(clove__tk(t)->slot->trace != NULL)) {
-            if (!nshared)
+            if (nshared) {
+                clove__trace_share(clove__tk(t)->slot->trace, when, nshared);
+            } else {
                 when = clove__now_ns();
-            clove__trace_write(clove__tk(t)->slot->trace, nshared ? CLOVE__EV_SHARE : CLOVE__EV_BEAT,
-                               when, when);
+                clove__trace_write(clove__tk(t)->slot->trace, CLOVE__EV_BEAT, when, when);
+            }
         }
     }
     if (clove__tk(t)->own_reserve == NULL && p->nworkers > 0) {

@@ -42,7 +42,14 @@ void clove__trace_write(struct clove__trace *tr, uint32_t kind, uint64_t t0, uin
     e->t0 = t0;
     e->t1 = t1;
     e->kind = kind;
+    e->n = 0;
     tr->n++;
+}
+
+void clove__trace_share(struct clove__trace *tr, uint64_t t, uint32_t n)
+{
+    clove__trace_write(tr, CLOVE__EV_SHARE, t, t);
+    tr->ev[(tr->n - 1) % tr->cap].n = n;
 }
 
 int clove__stats_init(clove_pool *p, const char *trace_path, const char *from)
@@ -146,8 +153,11 @@ static void write_trace(clove_pool *p)
         for (uint64_t k = first; k < tr->n; k++) {
             const struct clove__event *e = &tr->ev[k % tr->cap];
             double ts = (double)(e->t0 - p->t_origin) / 1000.0;
-            if (e->kind == CLOVE__EV_BEAT || e->kind == CLOVE__EV_SHARE ||
-                e->kind == CLOVE__EV_STOLEN)
+            if (e->kind == CLOVE__EV_SHARE)
+                fprintf(f, ",\n{\"name\":\"share\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,"
+                           "\"tid\":%u,\"ts\":%.3f,\"args\":{\"jobs\":%" PRIu32 "}}",
+                        pid, i, ts, e->n);
+            else if (e->kind == CLOVE__EV_BEAT || e->kind == CLOVE__EV_STOLEN)
                 fprintf(f, ",\n{\"name\":\"%s\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,"
                            "\"tid\":%u,\"ts\":%.3f}",
                         event_name(e->kind), pid, i, ts);

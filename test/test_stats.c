@@ -270,6 +270,7 @@ static int span_cmp(const void *a, const void *b)
 
 struct trace_counts {
     uint64_t jobs[64], waits[64], beats[64], shares[64], sleeps[64], runs[64], stolen[64];
+    uint64_t shared_jobs[64]; /* records the shares handed out */
     unsigned tracks;
 };
 
@@ -345,19 +346,33 @@ static void parse_trace(const char *path, unsigned nthreads, struct trace_counts
             ASSERT_LT_U(nspans[tid], cap);
             spans[tid][nspans[tid]++] = (struct span){ts, dur};
         } else if (sscanf(line, "{\"name\":\"%31[a-z]\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,"
-                                "\"tid\":%u,\"ts\":%lf}", name, &epid, &tid, &ts) == 4) {
+                                "\"tid\":%u,\"ts\":%lf", name, &epid, &tid, &ts) == 4) {
+            /* A share names how many records it handed out (a batch's
+             * all); beats and steals have no arguments. */
+            unsigned jobs = 1;
+            const char *args = strstr(line, ",\"args\":{\"jobs\":");
+            if (!strcmp(name, "share"))
+                ASSERT_MSG(args && sscanf(args, ",\"args\":{\"jobs\":%u}}", &jobs) == 1 &&
+                               jobs >= 1 && jobs <= 64,
+                           "a share without its number of jobs: %s", line);
+            else
+                ASSERT_MSG(args == NULL, "unexpected arguments: %s", line);
             ASSERT_LT_U(tid, nthreads);
             if (!strcmp(name, "heartbeat"))
                 tc->beats[tid]++;
-            else if (!strcmp(name, "share"))
+            else if (!strcmp(name, "share")) {
                 tc->shares[tid]++;
+                tc->shared_jobs[tid] += jobs;
+            }
             else if (!strcmp(name, "stolen"))
                 tc->stolen[tid]++;
             else
                 ASSERT_MSG(0, "unknown instant %s", line);
             if (!strcmp(name, "share") || !strcmp(name, "stolen")) {
-                ASSERT_LT_U(ngive, cap);
-                give_ts[ngive++] = ts;
+                for (unsigned k = 0; k < jobs; k++) {
+                    ASSERT_LT_U(ngive, cap);
+                    give_ts[ngive++] = ts;
+                }
             }
         } else {
             ASSERT_MSG(0, "unparsable trace line: %s", line);
@@ -469,18 +484,18 @@ void test_trace_timeline(void)
     struct trace_counts tc;
     parse_trace(path, n, &tc);
     for (unsigned i = 0; i < n; i++) {
-        test_log("track %u: %ju jobs, %ju waits, %ju sleeps, %ju beats, %ju shares, "
-                 "%ju stolen\n",
+        test_log("track %u: %ju jobs, %ju waits, %ju sleeps, %ju beats, %ju shares "
+                 "(%ju jobs), %ju stolen\n",
                  i, (uintmax_t)tc.jobs[i], (uintmax_t)tc.waits[i], (uintmax_t)tc.sleeps[i],
-                 (uintmax_t)tc.beats[i], (uintmax_t)tc.shares[i], (uintmax_t)tc.stolen[i]);
+                 (uintmax_t)tc.beats[i], (uintmax_t)tc.shares[i], (uintmax_t)tc.shared_jobs[i],
+                 (uintmax_t)tc.stolen[i]);
         /* Runs were over when the counters were read: jobs, waits and
          * heartbeats match exactly (sleeps may end later, at destroy). */
         ASSERT_EQ_U(tc.jobs[i], per[i].ran);
         ASSERT_EQ_U(tc.waits[i], per[i].waits);
-        /* One share event per beat that shared; the counter counts each
-         * job shared (a batch's too). */
-        ASSERT_GE_U(per[i].shared, tc.shares[i]);
-        ASSERT_EQ_U(tc.shares[i] == 0, per[i].shared == 0);
+        /* One share event per beat that shared, naming the jobs it
+         * shared (a batch's all), as the counter counts them. */
+        ASSERT_EQ_U(tc.shared_jobs[i], per[i].shared);
         ASSERT_EQ_U(tc.stolen[i], per[i].stolen);
         ASSERT_EQ_U(tc.beats[i] + tc.shares[i], per[i].heartbeats);
         ASSERT_GE_U(tc.sleeps[i], per[i].sleeps);
