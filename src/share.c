@@ -1064,7 +1064,8 @@ static CLOVE__NOINLINE bool join_shared(clove_task *t, struct clove__job *j, boo
 static void wait_done_locked(clove_task *t, struct clove__job *j)
 {
     clove_pool *p = t->pool;
-    uintptr_t s = clove__state_get(j);
+    /* Acquire: DONE already is the runner's release exchange. */
+    uintptr_t s = atomic_load_explicit(clove__state(j), memory_order_acquire);
     if (!set_waiter(j, &s))
         return;
     while ((atomic_load_explicit(clove__state(j), memory_order_acquire) & CLOVE__TAG_MASK) !=
@@ -1096,7 +1097,10 @@ void clove__task_abandon(clove_task *t)
     if (t->bottom != t->base) {
         clove__lock(p);
         for (struct clove__job *j = t->base; j < t->bottom; j++) {
-            uintptr_t s = clove__state_get(j);
+            /* Acquire: a DONE seen here is the runner's last use of the
+             * record (its release exchange), which the next fork at this
+             * place must follow. */
+            uintptr_t s = atomic_load_explicit(clove__state(j), memory_order_acquire);
             if ((s & CLOVE__TAG_MASK) == CLOVE__TAG_SHARED &&
                 atomic_compare_exchange_strong_explicit(clove__state(j), &s, CLOVE__TAG_FREED,
                                                         memory_order_relaxed, memory_order_relaxed)) {
@@ -1106,6 +1110,7 @@ void clove__task_abandon(clove_task *t)
             }
             if ((s & CLOVE__TAG_MASK) == CLOVE__TAG_TAKEN)
                 wait_done_locked(t, j);
+            clove__tsan_acquire(j); /* the runner's release before DONE */
             clove__state_set(j, CLOVE__TAG_FREED);
         }
         clove__unlock(p);
