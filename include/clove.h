@@ -204,7 +204,8 @@ typedef struct clove_config {
      * (PTHREAD_STACK_MIN) and rounded up to whole pages. Also sets the depth of every
      * task's job stack to max(CLOVE_JOB_STACK_DEPTH, stack_size / 32). */
     size_t stack_size;
-    /* CLOVE_PIN_WORKERS or 0. Other bits are EINVAL. */
+    /* CLOVE_PIN_WORKERS, CLOVE_NO_SPIN, both or 0. Other bits are
+     * EINVAL. */
     unsigned flags;
     /* Called on each pool-owned worker thread (index 1 .. threads-1, as
      * clove_worker_index) when it starts, before it runs any job, and when
@@ -225,6 +226,12 @@ typedef struct clove_config {
  * The threads calling clove_pool_run are never pinned. Best effort: a CPU
  * that refuses leaves that worker unpinned. Off by default. */
 #define CLOVE_PIN_WORKERS 1u
+/* config.flags: a worker or a join with nothing to do sleeps at once.
+ * By default, while a clove_pool_run is in progress and the pool's
+ * threads do not outnumber the CPUs this process may run on, it first
+ * watches for work for one heartbeat interval (at most 100 us), so that
+ * work handed to it then starts without the system's wake-up latency. */
+#define CLOVE_NO_SPIN 2u
 
 /* The library's version, as CLOVE_VERSION and CLOVE_VERSION_STRING give
  * the header's. */

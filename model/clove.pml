@@ -164,7 +164,10 @@ byte young0;                 /* passes that may still skip task 0's run as
                               * gate delays beats but cannot starve a run */
 bit  stopping;               /* pool->stopping */
 /* per-task sleep word and its futex waiter */
-bit  sleepw[NT];             /* task->sleep */
+byte sleepw[NT];             /* task->sleep: 0 IDLE, 1 WOKEN, 2 PARKED */
+bit  wpk[NT];                /* the waker that took the task off the idle
+                              * list found it PARKED: it calls the futex
+                              * wake (else the task sees WOKEN by itself) */
 bit  fwt[NT];                /* the task is blocked in clove__wait(&sleep) */
 byte hbflag[NT];             /* task->heartbeat: BEAT | ARM | REQ | REQ1 */
 /* the reserve (lock-free, seq_cst here) */
@@ -257,7 +260,11 @@ inline idle_remove(t) {
     idle[t] = 0;
     pend[t] = 1;
 #ifndef BUG_WAKE_BEFORE_STATE
+    /* the exchange to WOKEN: wake only a parked task */
+    wpk[t] = (sleepw[t] == 2);
     sleepw[t] = 1;
+#else
+    wpk[t] = 1;
 #endif
     k = 0
 }
@@ -318,6 +325,7 @@ inline check_inv() {
 #define MS_AB1        41     /* ABANDON: clove__task_abandon claims the reserve */
 #define MS_AB2        42     /* ... locked: reclaim SHARED, wait for TAKEN */
 #define MS_AB3        43     /* ... relocked after a relay: look again */
+#define MS_SLP        45     /* BUG_PARK_STORE: the store of PARKED after its load */
 
 /* where the re-arm (MS_ARM1, MS_ARM2) continues (aret) */
 #define RA_HANDLER 1         /* heartbeat_beat's end: back to the job */
@@ -980,8 +988,11 @@ progress_tick:
 
     /* ================= clove__wake_one(&wk->sleep) ================= */
     :: d_step { ms == MS_WAKE ->
-        printf("MSC: task %d futex-wakes task %d\n", me, wk);
-        fwt[wk] = 0;
+        if
+        :: wpk[wk] -> printf("MSC: task %d futex-wakes task %d\n", me, wk);
+           fwt[wk] = 0
+        :: else -> skip  /* it was not parked: no call */
+        fi;
 #ifdef BUG_WAKE_BEFORE_STATE
         ms = MS_WAKE2
 #else
@@ -1014,15 +1025,25 @@ progress_tick:
         :: else -> ms = MS_SL3
         fi }
 #else
-    /* load of sleep and the futex's own compare in one step: nothing the
-     * wakers do between the two can change the outcome (they store 1
-     * before they wake) */
+    /* The spin before parking only loads the word (not modelled: a
+     * stutter). Then the CAS IDLE -> PARKED, a step of its own; then the
+     * load of sleep and the futex's own compare in one step: nothing the
+     * wakers do between the two can change the outcome (they exchange in
+     * WOKEN before they wake, and wake only a task they found PARKED). */
     :: d_step { ms == MS_SL2 ->
         if
-        :: sleepw[me] -> ms = MS_SL4
-        :: else -> fwt[me] = 1; ms = MS_SL3B;
+        :: sleepw[me] == 1 -> ms = MS_SL4
+#ifndef BUG_PARK_STORE
+        :: sleepw[me] == 0 -> sleepw[me] = 2   /* the CAS; MS_SL2 again */
+#else
+        :: sleepw[me] == 0 -> ms = MS_SLP      /* a load, then a store */
+#endif
+        :: sleepw[me] == 2 -> fwt[me] = 1; ms = MS_SL3B;
            printf("MSC: task %d blocks in the futex\n", me)
         fi }
+#ifdef BUG_PARK_STORE
+    :: d_step { ms == MS_SLP -> sleepw[me] = 2; ms = MS_SL2 }
+#endif
 #endif
     :: d_step { ms == MS_SL3 ->
         /* futex: sleep only while the word still holds 0 */
@@ -1462,8 +1483,11 @@ active proctype HB()
                    :: else -> break
                    od;
                    hwl = hwl & ~(1 << k);
-                   printf("MSC: heartbeat thread futex-wakes task %d\n", k);
-                   fwt[k] = 0;
+                   if
+                   :: wpk[k] -> printf("MSC: heartbeat thread futex-wakes task %d\n", k);
+                      fwt[k] = 0
+                   :: else -> skip
+                   fi;
                    k = 0 }
            :: else -> break
            od;

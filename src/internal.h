@@ -254,19 +254,31 @@ struct clove__slot {
  * Every clove_task of the library is the pub member of one of these, so
  * clove__tk(t) converts. Trailing comments say who may touch a field.
  */
+/* Values of a task's sleep word (share.c, clove__sleep_locked): idle,
+ * awake and watching the word (or about to); parked in the system's wait
+ * (or about to be), so a waker must call clove__wake_one; woken. Model:
+ * sleepw in model/clove.pml. */
+#define CLOVE__SLEEP_IDLE 0u
+#define CLOVE__SLEEP_WOKEN 1u
+#define CLOVE__SLEEP_PARKED 2u
+
 struct clove__task {
     struct clove_task pub;
     clove_task *reg_prev, *reg_next;   /* lock: registered tasks (pool->registered) */
     clove_task *idle_prev, *idle_next; /* lock: idle list (pool->idle_first) */
     struct clove__job *waiting_on;     /* lock: the shared record this task waits for */
-    _Atomic uint32_t sleep;            /* atomic: 0 = asleep or about to be; the
-                                        * waker stores 1 (release) under the lock,
-                                        * the sleeper loads it (acquire) */
+    _Atomic uint32_t sleep;            /* atomic: CLOVE__SLEEP_*; the sleeper
+                                        * stores IDLE under the lock and may
+                                        * CAS it to PARKED; the waker exchanges
+                                        * in WOKEN (release) under the lock, the
+                                        * sleeper loads it (acquire) */
     uint32_t idle;                     /* lock: 1 while in the idle list */
     uint32_t noffered;                 /* owner: reserved or shared, not yet joined
                                         * (they are the records [base, bottom)) */
     uint32_t batch_n;                  /* owner: records in the batch that answers
                                         * the next request (1 .. CLOVE__BATCH_MAX) */
+    bool asked;                        /* owner: it requested more from a task
+                                        * (run_one_locked) and has not slept since */
     struct clove__slot *slot;          /* owner: counters and trace; constant */
     /* The reserved record (see clove__job) or NULL. atomic: set non-NULL
      * only by the owner (release store, no lock); cleared by whoever
@@ -333,6 +345,9 @@ struct clove_pool {
     /* -- Constant after clove_pool_create. ------------------------------ */
     unsigned nthreads;      /* workers including the calling thread */
     unsigned heartbeat_us;  /* interval between heartbeats */
+    uint64_t spin_ns;       /* how long a task that goes idle watches for
+                             * a wake-up before it sleeps (share.c,
+                             * clove__sleep_locked); 0: it sleeps at once */
     unsigned nworkers;      /* pool-owned threads: nthreads - 1 */
     unsigned ring_cap;      /* power of two */
     size_t job_depth;       /* records in every job stack of the pool */
@@ -532,7 +547,7 @@ void clove__sleep_locked(clove_task *t);
 void clove__task_abandon(clove_task *t);
 /* Remove t from the idle list and mark it woken; the caller must call
  * clove__wake_one(&t->sleep) after unlocking. Lock held. */
-void clove__idle_remove_locked(clove_task *t);
+bool clove__idle_remove_locked(clove_task *t);
 
 /* The heartbeat thread's claim on w's reserve (lock held): if w has one and
  * a task is idle, share it and return the idle task taken off the idle

@@ -207,7 +207,7 @@ void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove
     clove__tk(t)->reg_prev = clove__tk(t)->reg_next = NULL;
     clove__tk(t)->idle_prev = clove__tk(t)->idle_next = NULL;
     clove__tk(t)->waiting_on = NULL;
-    atomic_init(&clove__tk(t)->sleep, 1);
+    atomic_init(&clove__tk(t)->sleep, CLOVE__SLEEP_WOKEN);
     clove__tk(t)->idle = 0;
     clove__tk(t)->noffered = 0;
     clove__tk(t)->batch_n = 1;
@@ -288,6 +288,10 @@ static int create_failed(clove_pool *p, int rc)
  * and the layout that the function clove_pool_create (not the macro)
  * reads. Fields added later go after trace_path. */
 #define CONFIG_SIZE_0_1 (offsetof(clove_config, trace_path) + sizeof(const char *))
+
+/* The longest an idle task watches for work before it sleeps (share.c,
+ * clove__sleep_locked): a heartbeat interval, but no more than this. */
+#define SPIN_MAX_US 100u
 _Static_assert(sizeof(clove_config) >= CONFIG_SIZE_0_1, "clove_config only grows");
 
 int (clove_pool_create)(clove_pool **out, const clove_config *config)
@@ -319,7 +323,7 @@ int clove_pool_create_sized(clove_pool **out, const clove_config *user, size_t s
     if (config->threads > CLOVE_MAX_THREADS ||
         config->heartbeat_us > CLOVE_MAX_HEARTBEAT_US ||
         (config->stack_size != 0 && config->stack_size < 65536) ||
-        (config->flags & ~CLOVE_PIN_WORKERS) != 0)
+        (config->flags & ~(CLOVE_PIN_WORKERS | CLOVE_NO_SPIN)) != 0)
         return EINVAL;
     long env = config->threads ? 0 : env_threads();
     if (env < 0)
@@ -336,6 +340,13 @@ int clove_pool_create_sized(clove_pool **out, const clove_config *user, size_t s
         return ENOMEM;
     p->nthreads = nthreads;
     p->heartbeat_us = hb;
+    /* An idle task watches for work for one interval (at most SPIN_MAX_US)
+     * before it sleeps, unless told not to or the pool's threads outnumber
+     * the CPUs: a spinning thread would then hold a CPU that a thread
+     * with work waits for. */
+    p->spin_ns = (config->flags & CLOVE_NO_SPIN) || nthreads > clove__cpu_count()
+                     ? 0
+                     : (uint64_t)(hb < SPIN_MAX_US ? hb : SPIN_MAX_US) * 1000u;
     p->nworkers = nthreads - 1;
     p->flags = config->flags;
     p->on_start = config->on_thread_start;

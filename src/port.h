@@ -93,6 +93,16 @@ void clove__at_fork(void (*prepare)(void), void (*parent)(void), void (*child)(v
 
 /* -- CPUs -------------------------------------------------------------- */
 
+/* Tell the CPU that this is a spin-wait loop (x86's pause, Arm's yield):
+ * it saves power and leaves a hyperthread's sibling more of the core. */
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define clove__cpu_relax() __builtin_ia32_pause()
+#elif (defined(__GNUC__) || defined(__clang__)) && (defined(__aarch64__) || defined(__arm__))
+#define clove__cpu_relax() __asm__ __volatile__("yield" ::: "memory")
+#else
+#define clove__cpu_relax() ((void)0)
+#endif
+
 /* The CPUs this process may run on (its affinity mask where the system
  * has one, else the online CPUs); at least 1. */
 unsigned clove__cpu_count(void);

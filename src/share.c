@@ -69,16 +69,21 @@ static void idle_push_locked(clove_pool *p, clove_task *t)
      * thread's sleep handshake). */
     atomic_store(&p->idle_count,
                  atomic_load_explicit(&p->idle_count, memory_order_relaxed) + 1);
-    /* Relaxed: it publishes nothing. Only the sleeper stores 0, under the
-     * lock, so a waker's store of 1 (a release, under the same lock, in
-     * clove__idle_remove_locked) comes after it; that store and the
-     * sleeper's acquire load are the pair. */
-    atomic_store_explicit(&clove__tk(t)->sleep, 0, memory_order_relaxed);
+    /* Relaxed: it publishes nothing. Only the sleeper stores IDLE, under
+     * the lock, so a waker's exchange to WOKEN (a release, under the same
+     * lock, in clove__idle_remove_locked) comes after it; that exchange
+     * and the sleeper's acquire load are the pair. */
+    atomic_store_explicit(&clove__tk(t)->sleep, CLOVE__SLEEP_IDLE, memory_order_relaxed);
 }
 
-/* Model: idle_remove in model/clove.pml; storing sleep after the wake
- * instead of before hangs (BUG_WAKE_BEFORE_STATE). */
-void clove__idle_remove_locked(clove_task *t)
+/* Take t off the idle list and mark it woken. True if it is parked (or
+ * about to be), in the system's wait: then the caller must call
+ * clove__wake_one on its sleep word, after unlocking; a task still
+ * watching its word sees WOKEN by itself (a wake-up call then is
+ * harmless). Model: idle_remove in model/clove.pml; storing sleep after
+ * the wake instead of before hangs (BUG_WAKE_BEFORE_STATE), and so does
+ * parking by a load and a store instead of the CAS (BUG_PARK_STORE). */
+bool clove__idle_remove_locked(clove_task *t)
 {
     clove_pool *p = t->pool;
     if (clove__tk(t)->idle_prev)
@@ -96,8 +101,9 @@ void clove__idle_remove_locked(clove_task *t)
                           atomic_load_explicit(&p->idle_count, memory_order_relaxed) - 1,
                           memory_order_release);
     /* Release: everything the waker did under the lock is visible to the
-     * sleeper once it sees 1, even before it re-takes the lock. */
-    atomic_store_explicit(&clove__tk(t)->sleep, 1, memory_order_release);
+     * sleeper once it sees WOKEN, even before it re-takes the lock. */
+    return atomic_exchange_explicit(&clove__tk(t)->sleep, CLOVE__SLEEP_WOKEN,
+                                    memory_order_release) == CLOVE__SLEEP_PARKED;
 }
 
 /* Model: MS_SL1..MS_SL4; dropping the kick loses heartbeats
@@ -108,12 +114,41 @@ void clove__sleep_locked(clove_task *t)
     uint64_t t0 = clove__now_ns();
     idle_push_locked(p, t);
     clove__unlock(p);
-    /* A task going idle is what makes heartbeats useful again. */
-    if ((uint32_t)clove__runs_now(p) != 0) /* seq_cst: see hb_sleep */
+    /* A task going idle is what makes heartbeats useful again: kick the
+     * heartbeat thread. While runs are in progress, watch the word for a
+     * while first: a wake-up that comes meanwhile (a share, a request
+     * answered, our job done) is seen at once instead of after the
+     * system's wake latency. A task that has just requested more from a
+     * task, which answers at its next fork, kicks only if nothing came
+     * while it watched: the kick is a system call when the heartbeat
+     * thread sleeps, and wakes a thread that competes for the cores. */
+    bool running = (uint32_t)clove__runs_now(p) != 0; /* seq_cst: see hb_sleep */
+    bool spin = running && p->spin_ns != 0;
+    bool later = spin && clove__tk(t)->asked;
+    clove__tk(t)->asked = false;
+    if (running && !later)
         clove__hb_kick(p);
-    /* Pairs with the release store in clove__idle_remove_locked. */
-    while (atomic_load_explicit(&clove__tk(t)->sleep, memory_order_acquire) == 0)
-        clove__wait(&clove__tk(t)->sleep, 0, 0);
+    _Atomic uint32_t *w = &clove__tk(t)->sleep;
+    if (spin) {
+        uint64_t until = t0 + p->spin_ns;
+        unsigned n = 0;
+        while (atomic_load_explicit(w, memory_order_relaxed) == CLOVE__SLEEP_IDLE) {
+            clove__cpu_relax();
+            if (++n % 64 == 0 && clove__now_ns() >= until)
+                break;
+        }
+        if (later && atomic_load_explicit(w, memory_order_relaxed) == CLOVE__SLEEP_IDLE)
+            clove__hb_kick(p);
+    }
+    /* Then park: a waker that exchanges in WOKEN after this CAS sees
+     * PARKED and calls clove__wake_one; one before it makes the CAS fail.
+     * Relaxed: the acquire load below is the one that pairs with the
+     * waker's release. */
+    uint32_t idle = CLOVE__SLEEP_IDLE;
+    (void)atomic_compare_exchange_strong_explicit(w, &idle, CLOVE__SLEEP_PARKED,
+                                                  memory_order_relaxed, memory_order_relaxed);
+    while (atomic_load_explicit(w, memory_order_acquire) != CLOVE__SLEEP_WOKEN)
+        clove__wait(w, CLOVE__SLEEP_PARKED, 0);
     uint64_t t1 = clove__now_ns();
     clove__count(t, CLOVE__ST_SLEEPS, 1);
     clove__count(t, CLOVE__ST_SLEEP_NS, t1 - t0);
@@ -208,6 +243,16 @@ static bool ring_pop_from(clove_pool *p, struct clove__entry *e, const struct cl
     return false;
 }
 
+/* A free idle task (in its worker loop: it may take any job), or NULL.
+ * Lock held; linear in the idle list, on cold paths only. */
+static clove_task *idle_free_locked(clove_pool *p)
+{
+    for (clove_task *i = p->idle_first; i != NULL; i = clove__tk(i)->idle_next)
+        if (clove__tk(i)->waiting_on == NULL)
+            return i;
+    return NULL;
+}
+
 /* A share woke a task that then took no job: it waits for a job of its
  * own and may take none of those in the ring (a wait that runs nothing,
  * or helping's leapfrog rule, see join_shared). Pass the wake-up on to an
@@ -221,19 +266,15 @@ static bool relay_locked(clove_pool *p, bool free_only)
 {
     if (ring_empty(p))
         return false;
-    clove_task *relay = NULL;
-    for (clove_task *i = p->idle_first; i != NULL; i = clove__tk(i)->idle_next)
-        if (clove__tk(i)->waiting_on == NULL) {
-            relay = i;
-            break;
-        }
+    clove_task *relay = idle_free_locked(p);
     if (relay == NULL && !free_only)
         relay = p->idle_first;
     if (relay == NULL)
         return false;
-    clove__idle_remove_locked(relay);
+    bool call = clove__idle_remove_locked(relay);
     clove__unlock(p);
-    clove__wake_one(&clove__tk(relay)->sleep);
+    if (call)
+        clove__wake_one(&clove__tk(relay)->sleep);
     clove__lock(p);
     return true;
 }
@@ -419,10 +460,13 @@ static uint32_t share_locked(clove_pool *p, struct clove__job *j, uintptr_t bits
  * pieces (sim/README.md, "Requests and batches").
  *
  * The runner of a batch claims and runs its records oldest first, as a
- * divide and conquer over the range that forks its upper half (run_batch):
- * so its own heartbeats hand out halves of what is left (whoever runs a
- * half claims its records in turn), and it takes no lock per record. The
- * owner joins the records newest first, as any shared records.
+ * loop runs its range (run_batch): a beat between two records splits off
+ * the newer half of what is left as a ring entry for an idle task
+ * (whoever takes it claims its records in turn), and it takes no lock per
+ * record. The batch leaves nothing in the runner's job stack, so its own
+ * beats share the forks of the records' jobs, which a joiner waiting for
+ * one of those records may help with. The owner joins the records newest
+ * first, as any shared records.
  * Nothing of this is on the fork/join fast path.
  */
 
@@ -554,8 +598,8 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
                         p->ring[slot].n = nshared;
                     }
                     wake = p->idle_first;
-                    if (wake != NULL)
-                        clove__idle_remove_locked(wake);
+                    if (wake != NULL && !clove__idle_remove_locked(wake))
+                        wake = NULL; /* it watches its word: no call */
                     /* The share's time, read before the wake-up: the
                      * woken task may start the job, and this thread be
                      * preempted, before the wake-up call returns. */
@@ -623,9 +667,8 @@ static bool claim(clove_task *t, struct clove__job *m, uintptr_t *seen)
 static void wake_waiter(clove_pool *p, clove_task *owner, const struct clove__job *m)
 {
     clove__lock(p);
-    bool wake = clove__tk(owner)->idle && clove__tk(owner)->waiting_on == m;
-    if (wake)
-        clove__idle_remove_locked(owner);
+    bool wake = clove__tk(owner)->idle && clove__tk(owner)->waiting_on == m &&
+                clove__idle_remove_locked(owner);
     clove__unlock(p);
     if (wake)
         clove__wake_one(&clove__tk(owner)->sleep);
@@ -659,40 +702,58 @@ static void run_claimed(clove_task *t, struct clove__job *m, uintptr_t s, clove_
         wake_waiter(t->pool, owner, m);
 }
 
-struct batch_range {
-    struct clove__job *lo, *hi;
-    clove_task *owner;
-};
-
-static void run_batch(clove_task *t, const struct batch_range *r);
-
-static void batch_range_job(clove_task *t, void *arg)
+/* t runs owner's batch [lo, hi) and a beat came (its heartbeat flag):
+ * answer it as a fork would, then, if a task is idle in its worker loop,
+ * split off the newer half of [lo, hi) as a ring entry of its own (its
+ * records stay SHARED: whoever takes the entry claims them in turn) and
+ * wake that task. Returns the new end of t's part. */
+static struct clove__job *split_batch(clove_task *t, struct clove__job *lo,
+                                      struct clove__job *hi, clove_task *owner)
 {
-    run_batch(t, arg);
+    clove_pool *p = t->pool;
+    clove__heartbeat_slow(t);
+    if (atomic_load_explicit(&p->idle_count, memory_order_relaxed) == 0)
+        return hi;
+    struct clove__job *mid = lo + (hi - lo) / 2;
+    bool call = false;
+    clove__lock(p);
+    clove_task *wake = idle_free_locked(p);
+    /* mid not SHARED: its owner claimed it back, and the newer ones. */
+    if (wake != NULL && !ring_full(p) &&
+        (clove__state_get(mid) & CLOVE__TAG_MASK) == CLOVE__TAG_SHARED) {
+        uint32_t slot = ring_push(p, mid, owner);
+        p->ring[slot].n = (uint32_t)(hi - mid);
+        call = clove__idle_remove_locked(wake);
+        hi = mid;
+    }
+    clove__unlock(p);
+    if (call)
+        clove__wake_one(&clove__tk(wake)->sleep);
+    return hi;
 }
 
-/* Claim and run the records [lo, hi) of a batch, oldest first: fork the
- * upper half (an ordinary fork of t, which t's heartbeats may share; its
- * runner claims its records in turn), run the lower half, then the upper
- * half if nobody took it. A record its owner claimed back is skipped (and,
- * since the owner claims back newest first, so are the newer ones). */
-static void run_batch(clove_task *t, const struct batch_range *r)
+/* Claim and run the records [lo, hi) of owner's batch, oldest first, as a
+ * loop runs its range: before each claim, a beat splits off the newer
+ * half of what is left for an idle task (split_batch). The batch leaves
+ * nothing in t's job stack, so a joiner waiting for one of its records
+ * may help with everything that record's job forks (the leapfrog rule),
+ * and t's beats share t's own forks. The first record t fails to claim
+ * ends the batch: its owner claimed it back, and every newer one first
+ * (or a runner holding a stale range of an earlier share took it; then
+ * the owner claims the rest back). Model: the runner in model/claims.pml. */
+static void run_batch(clove_task *t, struct clove__job *lo, struct clove__job *hi,
+                      clove_task *owner)
 {
-    struct clove__job *lo = r->lo, *hi = r->hi;
-    while (hi - lo > 1) {
-        struct clove__job *mid = lo + (hi - lo) / 2;
-        clove_future f;
-        struct batch_range upper = {mid, hi, r->owner};
-        clove_fork(t, &f, batch_range_job, &upper);
-        struct batch_range lower = {lo, mid, r->owner};
-        run_batch(t, &lower);
-        if (clove_join(t, &f))
+    for (; lo < hi; lo++) {
+        if (hi - lo > 1 &&
+            CLOVE__UNLIKELY(atomic_load_explicit(&t->heartbeat, memory_order_relaxed) &
+                            CLOVE__HB_BEAT))
+            hi = split_batch(t, lo, hi, owner);
+        uintptr_t s;
+        if (!claim(t, lo, &s))
             return;
-        lo = mid;
+        run_claimed(t, lo, s, owner);
     }
-    uintptr_t s;
-    if (claim(t, lo, &s))
-        run_claimed(t, lo, s, r->owner);
 }
 
 /* A shared range that run_job_guarded is running: one claimed record
@@ -710,8 +771,7 @@ static void run_job(void *p)
 {
     struct running_job *r = p;
     if (r->n > 1) {
-        struct batch_range all = {r->j, r->j + r->n, r->owner};
-        run_batch(r->t, &all);
+        run_batch(r->t, r->j, r->j + r->n, r->owner);
     } else {
         run_claimed(r->t, r->j, r->seen, r->owner);
     }
@@ -806,12 +866,15 @@ static bool run_one_locked(clove_task *t, const struct clove__job *from)
      * word is a hint, as the heartbeat thread's stores are (and
      * idle_count, written under the lock we hold, is exact). */
     if (ring_empty(p)) {
+        uint32_t req = 0;
         if (t1 - t0 < (uint64_t)p->heartbeat_us * (1000u / CLOVE__CHUNK_DIV))
-            atomic_store_explicit(&e.owner->heartbeat, CLOVE__HB_BEAT | CLOVE__HB_REQ,
-                                  memory_order_relaxed);
+            req = CLOVE__HB_BEAT | CLOVE__HB_REQ;
         else if (atomic_load_explicit(&p->idle_count, memory_order_relaxed) == 0)
-            atomic_store_explicit(&e.owner->heartbeat, CLOVE__HB_BEAT | CLOVE__HB_REQ_ONE,
-                                  memory_order_relaxed);
+            req = CLOVE__HB_BEAT | CLOVE__HB_REQ_ONE;
+        if (req != 0) {
+            atomic_store_explicit(&e.owner->heartbeat, req, memory_order_relaxed);
+            clove__tk(t)->asked = true;
+        }
     }
     return true;
 }

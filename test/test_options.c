@@ -251,10 +251,112 @@ void test_options_env_threads(void)
     clove_pool_destroy(p);
     test_setenv("CLOVE_THREADS", NULL);
     /* Unknown flag bits. */
-    clove_config flags = {.threads = 2, .flags = 2};
-    clove_pool *q = NULL;
-    ASSERT_EQ_I(clove_pool_create(&q, &flags), EINVAL);
-    ASSERT_EQ_P(q, NULL);
+    static const unsigned bad_flags[] = {4, 8, 0x80000000u, CLOVE_PIN_WORKERS | 4};
+    for (size_t i = 0; i < sizeof bad_flags / sizeof bad_flags[0]; i++) {
+        clove_config flags = {.threads = 2, .flags = bad_flags[i]};
+        clove_pool *q = NULL;
+        ASSERT_EQ_I(clove_pool_create(&q, &flags), EINVAL);
+        ASSERT_EQ_P(q, NULL);
+    }
+}
+
+/* Idle tasks watch for work before they sleep, unless CLOVE_NO_SPIN: in
+ * both modes every job of many short fan-outs runs exactly once and the
+ * sums are the sequential ones. With a 20 us heartbeat the watch is 20
+ * us, shorter than many of the idle gaps here, so tasks both catch work
+ * while watching and park and are woken (a lost wake-up hangs: the
+ * watchdog); 8 threads on fewer CPUs never watch. */
+struct spin_ctx;
+static const struct spin_ctx *spin_ctx_g;
+struct spin_ctx {
+    size_t n;
+    uint64_t seed;
+    _Atomic uint32_t *seen;
+    uint64_t sum;
+};
+
+static int64_t spin_leaf(clove_task *t, void *arg)
+{
+    (void)t;
+    const struct spin_ctx *c = spin_ctx_g;
+    size_t i = (size_t)(uintptr_t)arg;
+    atomic_fetch_add_explicit(&c->seen[i], 1, memory_order_relaxed);
+    uint64_t v = index_value(c->seed, i);
+    /* Uneven work: a few leaves are much longer than the rest. */
+    for (unsigned k = 0; k < (v % 16 == 0 ? 20000u : 1000u); k++)
+        v = mix64(v);
+    return (int64_t)(v >> 1);
+}
+
+/* The leaves [lo, hi): the upper half forked, the lower half recursed. */
+struct spin_range {
+    size_t lo, hi;
+    int64_t sum;
+};
+
+static void spin_range_job(clove_task *t, void *arg)
+{
+    struct spin_range *r = arg;
+    if (r->hi - r->lo == 1) {
+        r->sum = spin_leaf(t, (void *)(uintptr_t)r->lo);
+        return;
+    }
+    size_t mid = r->lo + (r->hi - r->lo) / 2;
+    struct spin_range up = {mid, r->hi, 0}, down = {r->lo, mid, 0};
+    clove_future f;
+    clove_fork(t, &f, spin_range_job, &up);
+    spin_range_job(t, &down);
+    if (!clove_join(t, &f))
+        spin_range_job(t, &up);
+    r->sum = down.sum + up.sum;
+}
+
+static void spin_run(clove_task *t, void *arg)
+{
+    struct spin_ctx *c = arg;
+    struct spin_range all = {0, c->n, 0};
+    spin_range_job(t, &all);
+    c->sum = (uint64_t)all.sum;
+}
+
+void test_options_no_spin(void)
+{
+    test_watchdog(120);
+    enum { N = 256 };
+    _Atomic uint32_t seen[N];
+    struct spin_ctx c = {N, 0x5b17, seen, 0};
+    spin_ctx_g = &c;
+    uint64_t want = 0;
+    for (size_t i = 0; i < N; i++) {
+        uint64_t v = index_value(c.seed, i);
+        for (unsigned k = 0; k < (v % 16 == 0 ? 20000u : 1000u); k++)
+            v = mix64(v);
+        want += v >> 1;
+    }
+    static const unsigned flags[] = {0, CLOVE_NO_SPIN};
+    static const unsigned threads[] = {2, 8};
+    for (size_t m = 0; m < 4; m++) {
+        clove_config cfg = {.threads = threads[m / 2], .heartbeat_us = 20,
+                            .flags = flags[m % 2]};
+        clove_pool *p = NULL;
+        ASSERT_OK(clove_pool_create(&p, &cfg));
+        for (unsigned round = 0; round < (unsigned)scaled(300, 60); round++) {
+            for (size_t i = 0; i < N; i++)
+                atomic_store_explicit(&seen[i], 0, memory_order_relaxed);
+            ASSERT_OK(clove_pool_run(p, spin_run, &c));
+            for (size_t i = 0; i < N; i++)
+                ASSERT_EQ_U(atomic_load_explicit(&seen[i], memory_order_relaxed), 1);
+            ASSERT_EQ_U(c.sum, want);
+        }
+        clove_stats st;
+        stats_settle(p);
+        ASSERT_OK(clove_pool_stats(p, &st, NULL, 0));
+        test_log("threads %u, flags %u: %ju shared, %ju sleeps\n", cfg.threads, cfg.flags,
+                 (uintmax_t)st.shared, (uintmax_t)st.sleeps);
+        ASSERT_EQ_U(st.shared + st.stolen, st.ran + st.reclaimed);
+        clove_pool_destroy(p);
+    }
+    spin_ctx_g = NULL;
 }
 
 void test_options_version(void)
