@@ -30,11 +30,12 @@
  *   number), never user code, and nothing sleeps while holding it. Wake-ups
  *   (futex syscalls) are issued after unlocking.
  * - Sleeping is per task: a task that has nothing to do puts itself on the
- *   idle list with task->sleep = 0 and waits on that word; whoever gives it
- *   something to do (a share, the completion of the job it waits for, pool
- *   destruction) removes it from the idle list, sets sleep = 1 under the
- *   lock and wakes it after unlocking. So every wake-up has a reason and
- *   wakes exactly one task.
+ *   idle list with task->sleep = IDLE, watches that word for a while and
+ *   parks on it; whoever gives it something to do (a share, the completion
+ *   of the job it waits for, pool destruction) removes it from the idle
+ *   list, sets sleep = WOKEN under the lock and, if it had parked, wakes it
+ *   after unlocking. So every wake-up has a reason and wakes exactly one
+ *   task.
  * - The heartbeat thread sets the flag of every registered, non-idle task
  *   once per interval, but only while some task is idle and some
  *   clove_pool_run is in progress. Otherwise there is nobody to share with,
@@ -278,7 +279,8 @@ struct clove__task {
     uint32_t batch_n;                  /* owner: records in the batch that answers
                                         * the next request (1 .. CLOVE__BATCH_MAX) */
     bool asked;                        /* owner: it requested more from a task
-                                        * (run_one_locked) and has not slept since */
+                                        * (run_one_locked) and has neither slept
+                                        * nor taken a ring entry since */
     struct clove__slot *slot;          /* owner: counters and trace; constant */
     /* The reserved record (see clove__job) or NULL. atomic: set non-NULL
      * only by the owner (release store, no lock); cleared by whoever
@@ -321,7 +323,9 @@ struct clove__extern {
 };
 
 /* One shared range in the ring: the records job .. job + n - 1 of owner's
- * job stack, a batch when n > 1 (share.c). An entry whose first record is
+ * job stack, a batch when n > 1 (share.c). Pushed under the lock by the
+ * owner's share, or by a batch's runner splitting off records it has not
+ * claimed (split_batch), which stay SHARED and owner's. An entry whose first record is
  * no longer SHARED is dead (its owner claimed it back, and every newer one
  * first) and is dropped when found. */
 struct clove__entry {
@@ -545,8 +549,9 @@ void clove__sleep_locked(clove_task *t);
  * what nobody took, wait until what others took is done, and leave t with
  * nothing queued or offered. Lock not held. */
 void clove__task_abandon(clove_task *t);
-/* Remove t from the idle list and mark it woken; the caller must call
- * clove__wake_one(&t->sleep) after unlocking. Lock held. */
+/* Remove t from the idle list and mark it woken; if this returns true
+ * (t had parked), the caller must call clove__wake_one(&t->sleep) after
+ * unlocking. Lock held. */
 bool clove__idle_remove_locked(clove_task *t);
 
 /* The heartbeat thread's claim on w's reserve (lock held): if w has one and

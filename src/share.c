@@ -838,6 +838,8 @@ static bool run_one_locked(clove_task *t, const struct clove__job *from)
     }
     clove__unlock(p);
 
+    /* Work came: a request made before this is answered or moot. */
+    clove__tk(t)->asked = false;
     struct running_job r = {t, e.job, e.n, e.owner, 0, NULL};
     if (e.n == 1) {
         if (!claim(t, e.job, &r.seen)) {
