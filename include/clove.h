@@ -530,7 +530,8 @@ CLOVE_API int clove_sort_stable(clove_task *t, void *base, size_t nmemb, size_t 
  *   queued:   fn != NULL. Owner only: it lies in [bottom, top). A
  *             clove_fork_value writes fn and arg; a clove_fork writes
  *             fn = CLOVE__VOID_JOB, arg, and its clove_fn in out.vfn.
- *             state holds the debug stamp (below).
+ *             No fork writes state: it holds what the library last
+ *             stored there, never SHARED (below).
  *   reserved or shared: fn == NULL. The owner's heartbeat handler took it
  *             (it was the oldest queued), moved a clove_fork_value's fn
  *             to out.run (a clove_fork's stays in out.vfn) and set state:
@@ -541,13 +542,11 @@ CLOVE_API int clove_sort_stable(clove_task *t, void *base, size_t nmemb, size_t 
  *             src/internal.h has the bits, the kind among them). These
  *             records lie below bottom.
  * Whoever runs a taken record stores the job's result (0 for a clove_fork
- * job) in out.value before marking it DONE. When CLOVE_DEBUG, the fork
- * also stores a stamp of its key, mixed with its frame's address, in
- * state (the stamp that clove__debug_fork checks; the library's own forks
- * store 0 there, which is no key). A stamp's low three bits are 0, the tag
- * of no taken-off record: a runner holding a stale range may look at any
- * record's state, and must never take a stamp for SHARED. State stores
- * here are relaxed atomic stores for that reason.
+ * job) in out.value before marking it DONE. A runner holding a stale
+ * range may look at any record's state; a record is SHARED only while its
+ * share is live, and since forks leave state alone, a queued one never
+ * reads SHARED. Nothing changes arg while the record is the owner's or
+ * taken off (a debug build's check reads it: clove__debug_fork).
  * Records are 32 bytes (aligned so on 32-bit targets): a record address
  * leaves five low bits free in a state word.
  */
@@ -559,11 +558,6 @@ CLOVE_API int clove_sort_stable(clove_task *t, void *base, size_t nmemb, size_t 
 #endif
 #else
 #define CLOVE__JOB_ALIGN
-#endif
-#if defined(__GNUC__) || defined(__clang__)
-#define CLOVE__STATE_STORE(j, v) __atomic_store_n(&(j)->state, (v), __ATOMIC_RELAXED)
-#else
-#define CLOVE__STATE_STORE(j, v) ((void)((j)->state = (v)))
 #endif
 struct clove__job {
     CLOVE__JOB_ALIGN clove_value_fn *fn;
@@ -581,8 +575,8 @@ struct clove__job {
 #define CLOVE__VOID_JOB ((clove_value_fn *)(uintptr_t)1)
 
 /* The handle of one fork: its record, and when CLOVE_DEBUG the fork's
- * key (also stored in the record's state: clove__debug_fork). A local of
- * the forking function, usually kept in registers. */
+ * key (CLOVE__DEBUG_FORK). A local of the forking function, usually kept
+ * in registers. */
 struct clove_future {
     struct clove__job *job;
     uintptr_t key;
@@ -722,6 +716,11 @@ static inline bool clove_cancelled(const clove_cancel *c)
  * caught. Never dereferenced. */
 #define CLOVE__JOINED ((struct clove__job *)(uintptr_t)0x10E0)
 
+/* The record part of a debug fork's key (CLOVE__DEBUG_FORK): a record's
+ * address and its argument, mixed. */
+#define CLOVE__DEBUG_MIX(job, arg)                                                        \
+    (((uintptr_t)(job) ^ (uintptr_t)(arg)) * (uintptr_t)0x9E3779B97F4A7C15ull)
+
 /* ------------------------------------------------------------------------ */
 /* Inline fast path                                                          */
 /* ------------------------------------------------------------------------ */
@@ -787,23 +786,37 @@ CLOVE__INLINE void clove_tick(clove_task *t)
  * Caught here: a NULL task or future, a task that is not the thread's
  * current one, a fork beyond the job stack's depth, and a future that may
  * name an unjoined record of t forked through it (its job points into t's
- * job stack below top: clove__debug_fork compares the future's key with
- * the record's stamp). Then the fork's key, from the record's address and
- * the job's argument, goes into the future, and its stamp, the key mixed
- * with the address of the forking frame, low three bits clear, into the
- * record's state. The frame tells a future forked in this frame from
+ * job stack below top). Then the fork's key goes into the future: the
+ * record's address xor the job's argument, multiplied by an odd constant
+ * (CLOVE__DEBUG_MIX), xor the forking frame's address. Nothing is written
+ * into the record beyond what a release fork writes, and the key is dead
+ * unless something reads the future again before its join (which sets it
+ * to 0), so a correct program computes it only where the compiler cannot
+ * tell. clove__debug_fork gets the future's key xored with the frame of
+ * the fork that suspects it (CLOVE__DEBUG_KEY) and compares that with the
+ * mix of the record's address and the argument it holds: equal when the
+ * same frame forked that record through this future. The multiplication
+ * keeps leftovers from matching by chance: an uninitialized future's
+ * memory often holds record and stack addresses, and xors of nearby
+ * addresses collide. The frame tells a future forked in this frame from
  * one that only holds the same values: an uninitialized future in a
  * function that its caller called right after a fork can hold the
- * caller's live future, left in registers (clang does that), and must not
- * be taken for it.
+ * caller's live future, left in registers (clang does that), and must
+ * not be taken for it.
+ * GCC's frame is its canonical frame address, a constant offset from the
+ * stack pointer; clang's __builtin_frame_address, which keeps a frame
+ * pointer.
  */
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(__GNUC__) && !defined(__clang__)
+#define CLOVE__DEBUG_FRAME() ((uintptr_t)__builtin_dwarf_cfa())
+#elif defined(__clang__)
 #define CLOVE__DEBUG_FRAME() ((uintptr_t)__builtin_frame_address(0))
 #else
 #define CLOVE__DEBUG_FRAME() ((uintptr_t)0)
 #endif
-/* The stamp of a fork whose key is k, made in this frame. */
-#define CLOVE__DEBUG_STAMP(k) (((k) ^ CLOVE__DEBUG_FRAME()) & ~(uintptr_t)7)
+/* What clove__debug_fork compares with a record: a future's key k as seen
+ * from this frame. */
+#define CLOVE__DEBUG_KEY(k) ((k) ^ CLOVE__DEBUG_FRAME())
 #define CLOVE__DEBUG_FORK(t, f, arg)                                                      \
     do {                                                                                  \
         if (CLOVE__DEBUG_UNLIKELY((f) == NULL))                                           \
@@ -812,18 +825,15 @@ CLOVE__INLINE void clove_tick(clove_task *t)
         uintptr_t clove__old_key = (f)->key;                                              \
         CLOVE__DEBUG_LAUNDER(clove__old);                                                 \
         CLOVE__DEBUG_LAUNDER(clove__old_key);                                             \
-        /* The key is passed as this frame's stamp of it (a joined future's 0            \
-         * then matches no stamp). */                                                     \
         if (CLOVE__DEBUG_UNLIKELY((t) == NULL || !CLOVE__DEBUG_MINE(t) ||                 \
                                   (t)->top == (t)->limit))                                \
-            clove__debug_fork((t), false, clove__old, CLOVE__DEBUG_STAMP(clove__old_key));    \
+            clove__debug_fork((t), false, clove__old, CLOVE__DEBUG_KEY(clove__old_key));      \
         /* Usually the future's job is below base (CLOVE__JOINED, or NULL): one           \
          * compare. */                                                                    \
         if (CLOVE__DEBUG_UNLIKELY((uintptr_t)clove__old >= (uintptr_t)(t)->base) &&       \
             (uintptr_t)clove__old < (uintptr_t)(t)->top)                                  \
-            clove__debug_fork((t), false, clove__old, CLOVE__DEBUG_STAMP(clove__old_key));    \
-        (f)->key = (uintptr_t)(t)->top ^ (uintptr_t)(arg);                                \
-        CLOVE__STATE_STORE((t)->top, CLOVE__DEBUG_STAMP((f)->key));                       \
+            clove__debug_fork((t), false, clove__old, CLOVE__DEBUG_KEY(clove__old_key));      \
+        (f)->key = CLOVE__DEBUG_MIX((t)->top, (arg)) ^ CLOVE__DEBUG_FRAME();              \
     } while (0)
 
 /* In clove__pop, for its j: f's record. Caught here: a NULL task or
@@ -851,12 +861,6 @@ CLOVE__INLINE void clove__push(clove_task *t, clove_future *f, clove_value_fn *f
     struct clove__job *j = t->top;
     j->fn = fn;
     j->arg = arg;
-#if !CLOVE_DEBUG && defined(CLOVE__LIBRARY)
-    /* The library's own forks (loops, scopes, sort) clear the stamp, so
-     * that a debug build's check never reads one left at this position by
-     * an earlier debug fork. */
-    CLOVE__STATE_STORE(j, 0);
-#endif
     t->top = j + 1;
     f->job = j;
     /* clove_tick, but also answering ARM (the first fork after the

@@ -46,7 +46,7 @@
  * sequentially consistent steps; the C needs the share to publish fn,
  * arg and SHARED with release and the claims to acquire, DONE to release
  * the result and the owner's loads to acquire it). What the C record
- * adds (a debug fork's stamp in the state word, the leapfrog pointer,
+ * adds (forks that leave the state word alone, the leapfrog pointer,
  * atomic accesses to the state): sim/fanout.md, "Claims in C".
  *
  * Properties (assertions and end states, pan -DSAFETY):
@@ -92,12 +92,13 @@
  *   BUG_CHECK_BEFORE_SPIN   the record looked at before SPINNING is
  *                           stored, not after
  *
- * With -DSTAMP, every fork also writes the state word, as a debug
- * build's fork writes its stamp there: with tag bits that no offered
+ * With -DSTAMP, every fork also writes the state word, as a fork that
+ * stamps its record would: with tag bits that no offered
  * state uses (S_FREE here). BUG_STAMP_SHARED writes a stamp whose tag
- * bits read SHARED, as today's stamp (the fork's address xor its
- * argument) can: a stale runner then claims a queued record, which the
- * owner also pops inline (sim/fanout.md, "Claims in C").
+ * bits read SHARED, as a stamp of the fork's address xor its argument
+ * can: a stale runner then claims a queued record, which the owner also
+ * pops inline (sim/fanout.md, "Claims in C"). The C forks write no
+ * state at all.
  */
 
 #ifndef NREC

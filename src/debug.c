@@ -62,21 +62,22 @@ void clove__debug_fork(clove_task *t, bool null_future, struct clove__job *job, 
     if (null_future)
         clove__misuse("clove_fork", "the future is NULL", site);
     /* Does the future still name an unjoined record of t that was forked
-     * through it? The newest, while queued, or the reserve: its stamp (a
-     * debug fork's key, the record's address xor the job's argument,
-     * mixed with the forking frame's address, low three bits clear;
-     * kept in own_stamp once reserved) is the future's key stamped the
-     * same way in this fork's frame (CLOVE__DEBUG_STAMP). A debug join sets
-     * the future's job to CLOVE__JOINED and its key to 0, whose stamp
-     * matches none; so a future that was never forked, or whose fork was
-     * joined, does not match, nor does memory that happens to point at
-     * such a record unless it also holds that fork's key (a copy of the
-     * unjoined future, or one left behind by code built without the
-     * checks). */
-    if (key != 0 && ((t->top != t->base && job == t->top - 1 && job->fn != NULL &&
-                      clove__state_get(job) == key) ||
-                     (job != NULL && job == clove__tk(t)->own_reserve &&
-                      clove__tk(t)->own_stamp == key)))
+     * through it? The newest, while queued, or the reserve. A debug fork's
+     * key is the mix of the record's address and the job's argument
+     * (CLOVE__DEBUG_MIX) xor the forking frame's address; key here is the
+     * future's, xored with the frame of this fork (CLOVE__DEBUG_KEY), so
+     * it is the mix of the record and the argument that record holds
+     * exactly when this frame forked it through this future (arg does not
+     * change while the record is the owner's or taken off: clove.h, struct
+     * clove__job). A debug join sets
+     * the future's job to CLOVE__JOINED, which is no record; so a future
+     * that was never forked, or whose fork was joined, does not match, nor
+     * does memory that happens to point at such a record unless it also
+     * holds that fork's key (a copy of the unjoined future, or one left
+     * behind by code built without the checks). */
+    bool live = job != NULL && (job == clove__tk(t)->own_reserve ||
+                                (t->top != t->base && job == t->top - 1 && job->fn != NULL));
+    if (live && CLOVE__DEBUG_MIX(job, job->arg) == key)
         clove__misuse("clove_fork", "this future is already forked and not yet joined", site);
     if (t->top == t->limit)
         clove__misuse("clove_fork",

@@ -150,8 +150,9 @@ static inline void clove__tsan_acquire(void *addr)
  * is set when the record is a clove_fork_value one (its job is out.run,
  * not out.vfn), so that the runner calls the right one and the join can
  * tell a join of the wrong form even after the job was replaced by the
- * result. A queued record's state is left as it was, or is a debug fork's
- * stamp, whose tag is 0: never one of the tags below.
+ * result. No fork writes the state: a queued record's is left as the
+ * library last set it, never SHARED (a record is SHARED only while its
+ * share is live).
  *
  * The word is accessed atomically (clove__state): once shared, a record's
  * state leaves the pool lock, and a runner holding a stale range (share.c,
@@ -290,9 +291,6 @@ struct clove__task {
     _Atomic(struct clove__job *) reserve;
     struct clove__job *own_reserve;    /* owner: what it last reserved, until
                                         * joined or shared */
-    uintptr_t own_stamp;               /* owner: own_reserve's debug stamp (its
-                                        * state when it was queued), for
-                                        * clove__debug_fork */
     _Atomic uint64_t stolen_ns;        /* atomic: relaxed store by the heartbeat
                                         * thread before its CAS of reserve, read
                                         * by the owner after seeing that CAS */

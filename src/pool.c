@@ -216,7 +216,6 @@ void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove
     atomic_init(&clove__tk(t)->stolen_ns, 0);
     clove__tk(t)->run_ns = 0;
     clove__tk(t)->own_reserve = NULL;
-    clove__tk(t)->own_stamp = 0;
     clove__tk(t)->run_ctx = NULL;
     clove__tk(t)->nest = 0;
     t->thread = NULL;

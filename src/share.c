@@ -403,7 +403,6 @@ static CLOVE__NOINLINE void publish_reserve_tsan(clove_task *t, struct clove__jo
 
 static inline void reserve_oldest(clove_task *t)
 {
-    clove__tk(t)->own_stamp = clove__state_get(t->bottom);
     uintptr_t bits;
     struct clove__job *j = take_oldest(t, &bits);
     clove__state_set(j, bits | CLOVE__TAG_RESERVED);
@@ -636,8 +635,8 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
 
 /* Claim record m for t: true if t may run it now. The state is loaded and
  * the CAS made only on a SHARED word, compared whole: a stale range may
- * name records claimed back, forked again (a debug fork's stamp has tag
- * 0) or on pages given back (they read as zeros, on Windows through the
+ * name records claimed back and forked again (a fork leaves the state
+ * as it was, never SHARED) or on pages given back (they read as zeros, on Windows through the
  * commit-on-touch handler of port_win.c; a failed CAS would still fault
  * them in). The TAKEN word carries t's top, for a joiner's leapfrog rule.
  * Acquire: the owner's release store of SHARED published the job. *seen

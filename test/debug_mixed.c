@@ -3,9 +3,10 @@
  * debug_mixed.c - code built with the debug checks (CLOVE_DEBUG 1 in this
  * file, whatever the rest of the tests use) forking inside the library's
  * own forks, as a program built without -DNDEBUG does against the
- * ordinary (release) library. clove__debug_fork must not take a stamp
- * that an earlier debug fork left at a record position for a live fork
- * through the same future.
+ * ordinary (release) library. clove__debug_fork must not take a future
+ * whose memory names a record that the library forked since (at a
+ * position where an earlier debug fork went through the same future) for
+ * a live fork through it.
  */
 #undef CLOVE_DEBUG
 #define CLOVE_DEBUG 1
@@ -24,9 +25,9 @@ static void nop_fn(clove_task *t, void *arg)
     (void)arg;
 }
 
-/* Leave the stamp &stale at this position and the next depth ones: a
- * debug fork through stale, then a release join (which does not clear
- * it), and the position kept by a release fork (which writes no stamp). */
+/* Fork through stale at this position and the next depth ones: a debug
+ * fork, then a release join (which leaves stale's key), and the position
+ * kept by a release fork. */
 static void stamp_positions(clove_task *t, int depth)
 {
     clove_fork(t, &stale, nop_fn, NULL);
@@ -75,5 +76,51 @@ void test_debug_fork_in_library_forks(void)
 {
     clove_pool *p = make_pool(1, 100);
     ASSERT_OK(clove_pool_run(p, mixed_run, NULL));
+    clove_pool_destroy(p);
+}
+
+/* A future's memory holding leftovers: the newest record's address, or
+ * its neighbours', xored with stack addresses (the job's argument, other
+ * locals, the frame), as an uninitialized future at -O0 often does. None
+ * of them is a key, so forking through it is no second fork. */
+static void leftovers_run(clove_task *t, void *arg)
+{
+    (void)arg;
+    char block[64];
+    clove_future live;
+    clove_fork(t, &live, nop_fn, &block[8]);
+    struct clove__job *r = live.job;
+    const uintptr_t rec[] = {(uintptr_t)r, (uintptr_t)(r - 1), (uintptr_t)(r + 1), 0};
+    const uintptr_t stack[] = {
+        (uintptr_t)&block[8], (uintptr_t)&block[0], (uintptr_t)&live,
+#if defined(__GNUC__) || defined(__clang__)
+        (uintptr_t)__builtin_frame_address(0),
+#endif
+#if defined(__GNUC__) && !defined(__clang__)
+        (uintptr_t)__builtin_dwarf_cfa(),
+#endif
+        0,
+    };
+    size_t nrec = sizeof rec / sizeof rec[0], nstack = sizeof stack / sizeof stack[0];
+    long forks = 0;
+    for (size_t a = 0; a < nrec; a++)
+        for (size_t b = 0; b < nstack; b++)
+            for (size_t c = 0; c < nstack; c++) {
+                clove_future h;
+                h.job = r; /* the newest record, live */
+                h.key = rec[a] ^ stack[b] ^ stack[c];
+                clove_fork(t, &h, nop_fn, &block[8]);
+                ASSERT(h.job == r + 1);
+                ASSERT(!clove_join(t, &h));
+                forks++;
+            }
+    ASSERT(!clove_join(t, &live));
+    ASSERT(forks == (long)(nrec * nstack * nstack));
+}
+
+void test_debug_fork_leftovers(void)
+{
+    clove_pool *p = make_pool(1, 100);
+    ASSERT_OK(clove_pool_run(p, leftovers_run, NULL));
     clove_pool_destroy(p);
 }

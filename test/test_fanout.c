@@ -10,10 +10,11 @@
  * mixed within one node's children; every node must run exactly once and
  * the sum must be the sequential one. A batch's records are claimed one by
  * one (src/share.c, "Claims"), and runners holding stale ranges load the
- * states of records forked again since: in a debug build, where a fork
- * stamps the state word, half of these forks take integer arguments of
- * every residue modulo 8, so a stamp whose tag read SHARED would be
- * claimed and its job run twice here.
+ * states of records forked again since. No fork writes the state word;
+ * half of these forks take integer arguments of every residue modulo 8,
+ * so a (debug) fork that stored anything derived from its argument there
+ * with the SHARED tag's bits would have its job claimed and run twice
+ * here.
  */
 #include "test.h"
 
