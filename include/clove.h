@@ -698,8 +698,23 @@ static inline bool clove_cancelled(const clove_cancel *c)
 
 /* The calling thread's thread pointer, one register read, where the
  * compiler offers it: what clove_task.thread holds. Elsewhere the debug
- * checks call clove__current() instead. */
-#if defined(__has_builtin) && (defined(__x86_64__) || defined(__aarch64__) || defined(__riscv))
+ * checks call clove__current() instead. On x86-64 ELF systems it is the
+ * load __builtin_thread_pointer() makes (the thread control block starts
+ * with its own address), but volatile: a debug fork and its join each
+ * read it, where the builtin's one value would be kept across the calls
+ * between them, a spill and a reload. Not at -O0, where nothing is kept
+ * and the function's local would take stack space in every forking
+ * frame. */
+#if defined(__x86_64__) && defined(__ELF__) && defined(__OPTIMIZE__) && \
+    (defined(__GNUC__) || defined(__clang__))
+CLOVE__INLINE void *clove__thread_pointer(void)
+{
+    void *tp;
+    __asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
+    return tp;
+}
+#define CLOVE__THREAD_POINTER() clove__thread_pointer()
+#elif defined(__has_builtin) && (defined(__x86_64__) || defined(__aarch64__) || defined(__riscv))
 #if __has_builtin(__builtin_thread_pointer)
 #define CLOVE__THREAD_POINTER() __builtin_thread_pointer()
 #endif
@@ -825,13 +840,12 @@ CLOVE__INLINE void clove_tick(clove_task *t)
         uintptr_t clove__old_key = (f)->key;                                              \
         CLOVE__DEBUG_LAUNDER(clove__old);                                                 \
         CLOVE__DEBUG_LAUNDER(clove__old_key);                                             \
-        if (CLOVE__DEBUG_UNLIKELY((t) == NULL || !CLOVE__DEBUG_MINE(t) ||                 \
-                                  (t)->top == (t)->limit))                                \
-            clove__debug_fork((t), false, clove__old, CLOVE__DEBUG_KEY(clove__old_key));      \
         /* Usually the future's job is below base (CLOVE__JOINED, or NULL): one           \
-         * compare. */                                                                    \
-        if (CLOVE__DEBUG_UNLIKELY((uintptr_t)clove__old >= (uintptr_t)(t)->base) &&       \
-            (uintptr_t)clove__old < (uintptr_t)(t)->top)                                  \
+         * compare. One call for every suspicion, which checks them all. */                \
+        if (CLOVE__DEBUG_UNLIKELY((t) == NULL || !CLOVE__DEBUG_MINE(t) ||                 \
+                                  (t)->top == (t)->limit ||                               \
+                                  ((uintptr_t)clove__old >= (uintptr_t)(t)->base &&       \
+                                   (uintptr_t)clove__old < (uintptr_t)(t)->top)))         \
             clove__debug_fork((t), false, clove__old, CLOVE__DEBUG_KEY(clove__old_key));      \
         (f)->key = CLOVE__DEBUG_MIX((t)->top, (arg)) ^ CLOVE__DEBUG_FRAME();              \
     } while (0)
