@@ -28,7 +28,7 @@ static void nop_fn(clove_task *t, void *arg)
 /* Fork through stale at this position and the next depth ones: a debug
  * fork, then a release join (which leaves stale's key), and the position
  * kept by a release fork. */
-static void stamp_positions(clove_task *t, int depth)
+static void fork_positions(clove_task *t, int depth)
 {
     clove_fork(t, &stale, nop_fn, NULL);
     ASSERT(!release_join(t, &stale));
@@ -37,7 +37,7 @@ static void stamp_positions(clove_task *t, int depth)
         return;
     clove_future keep;
     release_fork(t, &keep, nop_fn, NULL);
-    stamp_positions(t, depth - 1);
+    fork_positions(t, depth - 1);
     ASSERT(!release_join(t, &keep));
 }
 
@@ -59,7 +59,7 @@ static void mixed_run(clove_task *t, void *arg)
 {
     (void)arg;
     current = t;
-    stamp_positions(t, 64);
+    fork_positions(t, 64);
     size_t n = 1000;
     int *v = malloc(n * sizeof *v);
     ASSERT(v != NULL);
