@@ -69,12 +69,12 @@ void clove__debug_fork(clove_task *t, bool null_future, struct clove__job *job, 
      * it is the mix of the record and the argument that record holds
      * exactly when this frame forked it through this future (arg does not
      * change while the record is the owner's or taken off: clove.h, struct
-     * clove__job). A debug join sets
-     * the future's job to CLOVE__JOINED, which is no record; so a future
-     * that was never forked, or whose fork was joined, does not match, nor
-     * does memory that happens to point at such a record unless it also
-     * holds that fork's key (a copy of the unjoined future, or one left
-     * behind by code built without the checks). */
+     * clove__job). A debug join sets the future's job to CLOVE__JOINED,
+     * which is no record; so a future that was never forked, or whose fork
+     * was joined, does not match, nor does memory that happens to point at
+     * such a record unless it also holds that fork's key (a copy of the
+     * unjoined future, or one left behind by code built without the
+     * checks). */
     bool live = job != NULL && (job == clove__tk(t)->own_reserve ||
                                 (t->top != t->base && job == t->top - 1 && job->fn != NULL));
     if (live && CLOVE__DEBUG_MIX(job, job->arg) == key)
