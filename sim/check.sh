@@ -16,7 +16,8 @@
 # (16 workers). The run-age gate delays the first beat by a quarter
 # interval. Wide fan-out (uts-loop 1000): the invariants, and requests
 # with batches lift 2 workers from no speed-up to more than 1.25x; the
-# variants of sim/fanout.md keep the invariants and lift 16 workers. Machine
+# variants of sim/fanout.md keep the invariants and lift 16 workers; with
+# claims, a runner still asks for one record after a long range. Machine
 # model: Spice's c4-standard-16 speed-ups within 15 %.
 # Usage: sim/check.sh [PYTHON]   (default python3). Exit 0 on success.
 set -eu
@@ -159,6 +160,14 @@ w = cs.make_work("uts:1000")
 a, b = (5.0 * w.size(w.root) / cs.simulate(w, 16, c_node=5.0, **kw)["time_ns"] for kw in ({}, D))
 check(b > 1.5 * a, f"{w.name}, 16 workers: {a:.2f}x with the defaults, {b:.2f}x with claims, "
       f"spin, direct requests and self-help")
+# src/ as built (claims and the watch): a runner that finished a long range
+# asks its owner for one record when nobody else is idle (--request-one),
+# as after a single share: more requests and less idle than without.
+r1, r0 = (cs.simulate(w, 2, c_node=5.0, claims=True, spin_us=100, request_one=q) for q in (True, False))
+check(r1["stats"]["requests"] > r0["stats"]["requests"] and r1["idle_frac"] < r0["idle_frac"],
+      f"{w.name}, 2 workers, claims and spin: {r1['stats']['requests']} requests and "
+      f"{100 * r1['idle_frac']:.1f} % idle with --request-one, {r0['stats']['requests']} and "
+      f"{100 * r0['idle_frac']:.1f} % without")
 t_d = cs.simulate(cs.make_work("pair:50"), 2, **D)["time_ns"] / 1e6
 t_0 = cs.simulate(cs.make_work("pair:50"), 2)["time_ns"] / 1e6
 check(abs(t_d - t_0) < 1e-6 * t_0, f"pair 50 ms, 2 workers: {t_d:.3f} ms with the fan-out designs = {t_0:.3f} ms")

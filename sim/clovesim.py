@@ -1640,8 +1640,15 @@ class Sim:
         if R is None:
             req, one = self.request_of(job, o, t)
         else:
-            req = (R.sharer if self.request_to == "sharer" else R.owner) \
-                if t - R.taken_t < self.request_max else None
+            # As request_of: a batch after a short range; after a longer
+            # one, with --request-one, one record if nobody else is idle
+            # (src/). --request-to pending picks its own task then.
+            req = R.sharer if self.request_to == "sharer" else R.owner
+            if t - R.taken_t >= self.request_max:
+                if self.request_one and self.request_to != "pending":
+                    one = True
+                else:
+                    req = None
         if w.stack:                        # we were helping while waiting
             below = w.stack[-1]
             if below.waiting.state == DONE:
@@ -1655,7 +1662,7 @@ class Sim:
                 return
         elif self.direct:
             hint = R.sharer if R is not None and self.request_to == "sharer" else o
-            w.req_short = req is not None  # (a long job asks for one record)
+            w.req_short = req is not None and not one  # (a long job asks for one record)
             w.deadline = now + self.spin
             self.go_request(w, now, hint)
             return

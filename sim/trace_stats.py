@@ -9,8 +9,11 @@ prints, over every "run" span of the caller (tid 0):
   - share -> job start latency: from a "share" instant to the start of the
     next "job" span on another thread (the woken worker's wake-up, lock and
     ring pop; the simulator's wake latency + take cost),
-  - idle gap: from the end of a job span (the taker goes back to sleep) to
-    the next share in the same run (heartbeat period + answer latency).
+  - idle periods: the "sleep" spans of the pool's workers (a task with
+    nothing to run: watching its sleep word, then asleep) and the "wait"
+    spans (a join waiting for a job that runs elsewhere),
+  - per run: shares, and the share of the run each thread spent in sleep
+    or wait spans (the simulator's "idle" and "shares" columns).
 
 Usage: trace_stats.py TRACE.json [--skip K]   (skip the first K runs: warm-up)
 Python 3 standard library only.
@@ -42,7 +45,7 @@ def main(argv):
         data = json.load(f)
     ev = sorted((e for e in data["traceEvents"] if e.get("ph") != "M"), key=lambda e: e["ts"])
     runs = [e for e in ev if e["name"] == "run" and e["tid"] == 0][skip:]
-    durs, first, lat, gap = [], [], [], []
+    durs, first, lat, sleeps, waits, nshares, idle = [], [], [], [], [], [], []
     for r in runs:
         t0, t1 = r["ts"], r["ts"] + r["dur"]
         inside = [e for e in ev if t0 <= e["ts"] <= t1 and e["name"] != "run"]
@@ -57,16 +60,31 @@ def main(argv):
             if cand:
                 used.add(id(cand[0]))
                 lat.append(cand[0]["ts"] - s["ts"])
-        for j in jobs:
-            end = j["ts"] + j["dur"]
-            nxt = [s["ts"] for s in shares if s["ts"] >= end]
-            if nxt:
-                gap.append(nxt[0] - end)
+        nshares.append(len(shares))
+        tids = {e["tid"] for e in inside}
+        tids.add(0)
+        spent = 0.0
+        for e in inside:
+            if e["name"] == "sleep" and e["tid"] != 0:
+                sleeps.append(e["dur"])
+            elif e["name"] == "wait":
+                waits.append(e["dur"])
+        # idle time inside the run, also of spans begun before it
+        for e in ev:
+            if e["name"] in ("sleep", "wait") and e["ts"] < t1 and e["ts"] + e["dur"] > t0:
+                spent += min(e["ts"] + e["dur"], t1) - max(e["ts"], t0)
+        idle.append(100.0 * spent / (r["dur"] * len(tids)))
     print(f"{argv[1]}: {len(runs)} runs")
     show("run duration", durs)
     show("run start -> first share", first)
     show("share -> job start (wake+take)", lat)
-    show("job end -> next share (idle gap)", gap)
+    show("worker sleep span", sleeps)
+    show("join wait span", waits)
+    if runs:
+        print(f"  {'shares per run':34s} median={statistics.median(nshares):8.1f}  "
+              f"min={min(nshares)}  max={max(nshares)}")
+        print(f"  {'idle (sleep + wait) per run':34s} median={statistics.median(idle):8.1f} %"
+              f"  min={min(idle):.1f} %  max={max(idle):.1f} % of the threads' time")
     return 0
 
 
