@@ -141,7 +141,8 @@ a, b = (seq / cs.simulate(w, 2, c_node=5.0, request=q)["time_ns"] for q in (Fals
 check(a < 1.05 and b > 1.25, f"{w.name}, 2 workers: {a:.2f}x without requests, {b:.2f}x with")
 
 # Wide fan-out designs (sim/fanout.md): per-member claims, spinning idle
-# tasks, direct requests and self-help keep the invariants, every reserve
+# tasks, direct requests (also only by free workers, and without the
+# handoff) and self-help keep the invariants, every reserve
 # steal included, on uts-loop, trees and long leaves; together they lift
 # uts-loop 1000 on 16 workers well above the defaults; pair 50 ms is
 # unchanged.
@@ -150,7 +151,10 @@ for spec, c in (("uts:1000", 5.0), ("tree:1000000", 2.917), ("fib:27", 1.755), (
     w = cs.make_work(spec)
     seq = w.size(w.root) * c
     for P in (2, 16):
-        for kw in (dict(claims=True), dict(claims=True, spin_us=100), D):
+        for kw in (dict(claims=True), dict(claims=True, spin_us=100), D,
+                   dict(claims=True, spin_us=100, direct=True, direct_joiners=False),
+                   dict(claims=True, spin_us=100, direct=True, direct_joiners=False,
+                        handoff=False)):
             r = cs.simulate(w, P, c_node=c, **kw)
             busy = P * r["time_ns"] * (1 - r["idle_frac"])
             check(seq / r["time_ns"] <= P * (1 + 1e-9) and busy >= seq * (1 - 1e-9)

@@ -597,7 +597,7 @@ class Sim:
                  spin_lat_us=0.2,
                  claims=False, claim_us=0.03, local_us=0.01, done_us=0.01, request_to="owner",
                  direct=False, retry_us=1.0, scan_us=0.05, self_help=False, look_us=0.01,
-                 join_desc=False, breakdown=False,
+                 join_desc=False, direct_joiners=True, handoff=True, breakdown=False,
                  max_events=50_000_000):
         # --claims: every share is a range of records (Range) whose members
         # are claimed one at a time by atomic operations, the pool lock
@@ -626,7 +626,13 @@ class Sim:
         # worker in its worker loop is idle hands the range to it directly,
         # and only such a worker makes a taker's cascade share again.
         self.direct = direct and claims and spin_us > 0
-        self.handoff = self.direct
+        # --no-direct-joiners: only workers in their worker loop request
+        # directly; a join that finds its record started helps from the
+        # ring, then sleeps, as without --direct
+        self.direct_joiners = self.direct and direct_joiners
+        # --no-handoff: with --direct, a share for a sleeping free worker
+        # still goes through the ring and a wake, not into its mailbox
+        self.handoff = self.direct and handoff
         self.retry = retry_us * US
         self.c_scan = scan_us * US
         # --self-help (with --claims): a join that finds its record started
@@ -1543,7 +1549,7 @@ class Sim:
             self.stats["waits"] += 1
             if self.self_help and self.help_self(w, t + self.c_claim):
                 return
-            if self.direct:
+            if self.direct_joiners:
                 w.deadline = t + self.spin
                 self.go_request(w, t + self.c_claim)
             else:
@@ -1656,7 +1662,7 @@ class Sim:
                 return
             if self.self_help and self.help_self(w, now):
                 return
-            if self.direct:
+            if self.direct_joiners:
                 w.deadline = now + self.spin
                 self.go_request(w, now)
                 return
@@ -1675,6 +1681,9 @@ class Sim:
         deadline, it sleeps (take_or_sleep)."""
         if w.stack and w.stack[-1].waiting.state == DONE:
             self.resume(w, t)              # a joiner whose job is done meanwhile
+            return
+        if w.stack and not self.direct_joiners:
+            self.take_or_sleep(w, t)
             return
         if self.ring_live > 0 or t >= w.deadline:
             self.stats["req_ring" if self.ring_live > 0 else "req_deadline"] += 1
@@ -2144,6 +2153,12 @@ def main(argv=None):
                          "runs a leaf), and a worker with nobody to ask looks again this often")
     ap.add_argument("--scan-us", type=float, default=0.05,
                     help="with --direct: a requester's cost per task it looks at")
+    ap.add_argument("--direct-joiners", action=argparse.BooleanOptionalAction, default=True,
+                    help="with --direct: a join that finds its record started requests too "
+                         "(default); --no-direct-joiners: only workers out of work do")
+    ap.add_argument("--handoff", action=argparse.BooleanOptionalAction, default=True,
+                    help="with --direct: a share for a sleeping free worker goes into its "
+                         "mailbox with the wake-up (default); --no-handoff: through the ring")
     ap.add_argument("--self-help", action="store_true",
                     help="with --claims: a join that finds its record started first runs the "
                          "newest unclaimed older record of its own (claimed back, out of order)")
@@ -2184,7 +2199,7 @@ def main(argv=None):
               request_one=a.request_one, spin_us=a.spin_us,
               spin_wake_us=a.spin_wake_us, spin_lat_us=a.spin_lat_us, claims=a.claims,
               claim_us=a.claim_us, local_us=a.local_us, done_us=a.done_us,
-              request_to=a.request_to, direct=a.direct, retry_us=a.retry_us, scan_us=a.scan_us,
+              request_to=a.request_to, direct=a.direct, direct_joiners=a.direct_joiners, handoff=a.handoff, retry_us=a.retry_us, scan_us=a.scan_us,
               self_help=a.self_help, look_us=a.look_us, join_desc=a.join_desc,
               breakdown=a.breakdown)
     kw = {**kw, **POLICIES[a.policy], "machine": a.machine}
