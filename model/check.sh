@@ -154,6 +154,10 @@ verify claims-req       pass safety "-DREQUEST -DNWORK=1"
 verify claims-answer-reached fail safety "-DREQUEST -DNWORK=1 -DCHECK_ANSWER_REACHED" 'assertion violated  *!\(answered\)'
 verify bug-withdrawstore fail safety "-DREQUEST -DNWORK=1 -DBUG_WITHDRAW_STORE" 'assertion violated \(mbox\[me\]==0\)'
 verify bug-noemptyanswer fail safety "-DREQUEST -DNWORK=1 -DBUG_NO_EMPTY_ANSWER" 'invalid end state'
+# the handoff into an idle worker's mailbox (claims.pml, REQUEST and HANDOFF)
+verify claims-handoff   pass safety "-DREQUEST -DHANDOFF -DNWORK=1"
+verify claims-handoff-reached fail safety "-DREQUEST -DHANDOFF -DNWORK=1 -DCHECK_HANDOFF_REACHED" 'assertion violated  *!\(handed\)'
+verify bug-wakebeforemail fail safety "-DREQUEST -DHANDOFF -DNWORK=1 -DBUG_WAKE_BEFORE_MAIL" 'assertion violated \(mbox\[(w|me)\]==0\)'
 # the owner's wait spinning, then parked on a sleep word (claims.pml, SPINPARK)
 verify claims-spinpark  pass safety "-DSPINPARK"
 verify bug-parkstore    fail safety "-DSPINPARK -DBUG_PARK_STORE" 'invalid end state'

@@ -81,6 +81,18 @@
  *                           unanswered
  * CHECK_ANSWER_REACHED must fail: a member from an answer is run.
  *
+ * With -DHANDOFF (and -DREQUEST), the handoff of design D's third step: a
+ * worker with nothing to take goes on the idle list (under the lock) and
+ * sleeps; the owner's share, when a worker is idle, may take it off the
+ * list and put the range into its mailbox instead of the ring, in one
+ * step under the lock, before waking it. The woken worker runs what its
+ * mailbox holds, or looks at the ring again. Checked in addition: a
+ * handoff never overwrites a mailbox (an answer not yet taken), and no
+ * range is left in one. Bug variant:
+ *   BUG_WAKE_BEFORE_MAIL    the worker taken off the list and woken in
+ *                           one step, its mailbox written in a later one
+ * CHECK_HANDOFF_REACHED must fail: a member from a handoff is run.
+ *
  * With -DSPINPARK, the owner's wait at a join spins, then parks on a
  * sleep word (design D's second step): it stores SPINNING, looks at the
  * record, spins (looks again) for a while, then CASes SPINNING ->
@@ -163,6 +175,12 @@ byte mlo[NWORK];
 byte mhi[NWORK];
 byte minc[NWORK];
 #endif
+#ifdef HANDOFF
+/* The idle list (guarded by the pool lock): a worker on it sleeps until a
+ * waker takes it off. handed: its mailbox range came by a handoff (the
+ * CHECK_HANDOFF_REACHED check). */
+bool idle[NWORK];
+#endif
 
 /* The owner's reserve word (atomic): its oldest queued record, taken out
  * of the queue, that the heartbeat thread may steal by CAS to NONE. */
@@ -198,7 +216,7 @@ inline run_job(k)
 proctype Worker(byte me)
 {
     byte lo, hi, k, mid, old, when;
-    bool claimed, withdrawn, answered;
+    bool claimed, withdrawn, answered, handed;
 #ifdef SPINPARK
     byte oldsw;
 #endif
@@ -215,7 +233,8 @@ proctype Worker(byte me)
               rcount--
           }
           printf("MSC: worker %d takes [%d, %d)\n", me, lo, hi);
-          answered = false
+          answered = false;
+          handed = false
 #ifdef REQUEST
        :: atomic {
               req == NONE && !ownerdone ->
@@ -256,7 +275,29 @@ proctype Worker(byte me)
               printf("MSC: worker %d is answered [%d, %d)\n", me, lo, hi)
           :: mbox[me] == M_NONE -> mbox[me] = M_EMPTY; lo = 0; hi = 0
           :: mbox[me] == M_EMPTY -> lo = 0; hi = 0
-          fi
+          fi;
+          handed = false
+#endif
+#ifdef HANDOFF
+       :: atomic {
+              /* Nothing in the ring: onto the idle list, asleep. */
+              rcount == 0 && !ownerdone ->
+              assert(mbox[me] == M_EMPTY);
+              idle[me] = true
+          }
+          printf("MSC: worker %d sleeps\n", me);
+          /* Woken: taken off the list by a waker, which filled the
+           * mailbox first when it handed over a range. */
+          !idle[me];
+          if
+          :: mbox[me] == M_RANGE ->
+              lo = mlo[me]; hi = mhi[me]; when = minc[me];
+              mbox[me] = M_EMPTY;
+              handed = true;
+              printf("MSC: worker %d is handed [%d, %d)\n", me, lo, hi)
+          :: else -> lo = 0; hi = 0; handed = false
+          fi;
+          answered = false
 #endif
        :: atomic { rcount == 0 && ownerdone } -> break
        fi;
@@ -305,6 +346,10 @@ proctype Worker(byte me)
 #ifdef CHECK_ANSWER_REACHED
            /* Fails if a runner runs a member it got from an answer. */
            assert(!answered);
+#endif
+#ifdef CHECK_HANDOFF_REACHED
+           /* Fails if a runner runs a member handed over to it. */
+           assert(!handed);
 #endif
 #ifdef CHECK_STALE_REACHED
            /* Fails if a runner can claim a member of a later share than
@@ -426,8 +471,46 @@ inline maybe_share()
             k++
         :: else -> break
         od;
+#ifdef HANDOFF
+        /* Under the lock: to an idle worker's mailbox, if one is idle
+         * (taken off the list, then woken), else into the ring. */
+        atomic {
+            w = 0;
+            do
+            :: w < NWORK && idle[w] -> break
+            :: w < NWORK && !idle[w] -> w++
+            :: w == NWORK -> break
+            od;
+            if
+            :: w < NWORK ->
+                assert(mbox[w] == M_EMPTY);
+#ifdef BUG_WAKE_BEFORE_MAIL
+                idle[w] = false
+            :: else -> ring_push(bottom, end, ninc); w = NONE
+            fi
+        }
+        if
+        :: w != NONE ->
+            mlo[w] = bottom; mhi[w] = end; minc[w] = ninc;
+            mbox[w] = M_RANGE;
+            printf("MSC: owner hands [%d, %d) to worker %d\n", bottom, end, w)
+        :: else -> printf("MSC: owner shares [%d, %d)\n", bottom, end)
+        fi;
+#else
+                mlo[w] = bottom; mhi[w] = end; minc[w] = ninc;
+                mbox[w] = M_RANGE;
+                idle[w] = false;
+                printf("MSC: owner hands [%d, %d) to worker %d\n", bottom, end, w)
+            :: else ->
+                ring_push(bottom, end, ninc);
+                printf("MSC: owner shares [%d, %d)\n", bottom, end)
+            fi
+        }
+#endif
+#else
         atomic { ring_push(bottom, end, ninc) }
         printf("MSC: owner shares [%d, %d)\n", bottom, end);
+#endif
         bottom = end
     :: true -> skip
     fi;
@@ -599,7 +682,7 @@ active proctype Owner()
 {
     byte r, k, end, top, bottom, ninc, j;
     byte ownres = NONE;   /* the reserve the owner made, until its join */
-    byte rq;
+    byte rq, w;
     bool got, wait, parked;
 
     r = 0;
@@ -618,7 +701,19 @@ active proctype Owner()
         r++
     :: else -> break
     od;
+#ifdef HANDOFF
+    /* The run ends: the pool's stop wakes every idle worker. */
+    atomic {
+        ownerdone = true;
+        w = 0;
+        do
+        :: w < NWORK -> idle[w] = false; w++
+        :: else -> break
+        od
+    }
+#else
     ownerdone = true
+#endif
 }
 
 init
