@@ -176,10 +176,20 @@ byte mhi[NWORK];
 byte minc[NWORK];
 #endif
 #ifdef HANDOFF
+#ifndef REQUEST
+#error "HANDOFF needs REQUEST (the mailboxes)"
+#endif
 /* The idle list (guarded by the pool lock): a worker on it sleeps until a
- * waker takes it off. handed: its mailbox range came by a handoff (the
- * CHECK_HANDOFF_REACHED check). */
+ * waker takes it off. */
 bool idle[NWORK];
+
+/* A handoff's mailbox: worker w gets the owner's range [bottom, end). */
+inline hand(w)
+{
+    mlo[w] = bottom; mhi[w] = end; minc[w] = ninc;
+    mbox[w] = M_RANGE;
+    printf("MSC: owner hands [%d, %d) to worker %d\n", bottom, end, w)
+}
 #endif
 
 /* The owner's reserve word (atomic): its oldest queued record, taken out
@@ -216,7 +226,8 @@ inline run_job(k)
 proctype Worker(byte me)
 {
     byte lo, hi, k, mid, old, when;
-    bool claimed, withdrawn, answered, handed;
+    bool claimed, withdrawn, answered;
+    bool handed;    /* the range came by a handoff (CHECK_HANDOFF_REACHED) */
 #ifdef SPINPARK
     byte oldsw;
 #endif
@@ -473,7 +484,8 @@ inline maybe_share()
         od;
 #ifdef HANDOFF
         /* Under the lock: to an idle worker's mailbox, if one is idle
-         * (taken off the list, then woken), else into the ring. */
+         * (the mailbox filled, the worker taken off the list, then
+         * woken), else into the ring. */
         atomic {
             w = 0;
             do
@@ -484,28 +496,21 @@ inline maybe_share()
             if
             :: w < NWORK ->
                 assert(mbox[w] == M_EMPTY);
-#ifdef BUG_WAKE_BEFORE_MAIL
+#ifndef BUG_WAKE_BEFORE_MAIL
+                hand(w);
+#endif
                 idle[w] = false
-            :: else -> ring_push(bottom, end, ninc); w = NONE
-            fi
-        }
-        if
-        :: w != NONE ->
-            mlo[w] = bottom; mhi[w] = end; minc[w] = ninc;
-            mbox[w] = M_RANGE;
-            printf("MSC: owner hands [%d, %d) to worker %d\n", bottom, end, w)
-        :: else -> printf("MSC: owner shares [%d, %d)\n", bottom, end)
-        fi;
-#else
-                mlo[w] = bottom; mhi[w] = end; minc[w] = ninc;
-                mbox[w] = M_RANGE;
-                idle[w] = false;
-                printf("MSC: owner hands [%d, %d) to worker %d\n", bottom, end, w)
             :: else ->
                 ring_push(bottom, end, ninc);
-                printf("MSC: owner shares [%d, %d)\n", bottom, end)
+                printf("MSC: owner shares [%d, %d)\n", bottom, end);
+                w = NONE
             fi
         }
+#ifdef BUG_WAKE_BEFORE_MAIL
+        if
+        :: w != NONE -> hand(w)
+        :: else -> skip
+        fi;
 #endif
 #else
         atomic { ring_push(bottom, end, ninc) }

@@ -2199,7 +2199,8 @@ def main(argv=None):
               request_one=a.request_one, spin_us=a.spin_us,
               spin_wake_us=a.spin_wake_us, spin_lat_us=a.spin_lat_us, claims=a.claims,
               claim_us=a.claim_us, local_us=a.local_us, done_us=a.done_us,
-              request_to=a.request_to, direct=a.direct, direct_joiners=a.direct_joiners, handoff=a.handoff, retry_us=a.retry_us, scan_us=a.scan_us,
+              request_to=a.request_to, direct=a.direct, direct_joiners=a.direct_joiners,
+              handoff=a.handoff, retry_us=a.retry_us, scan_us=a.scan_us,
               self_help=a.self_help, look_us=a.look_us, join_desc=a.join_desc,
               breakdown=a.breakdown)
     kw = {**kw, **POLICIES[a.policy], "machine": a.machine}

@@ -43,8 +43,15 @@ def main(argv):
     skip = int(argv[argv.index("--skip") + 1]) if "--skip" in argv else 0
     with open(argv[1]) as f:
         data = json.load(f)
+    dropped = sum(e.get("args", {}).get("dropped", 0) for e in data["traceEvents"]
+                  if e.get("ph") == "M")
+    if dropped:
+        print(f"{argv[1]}: WARNING: {dropped} events dropped (a thread's trace buffer was "
+              "full): the later runs miss spans; trace fewer runs")
     ev = sorted((e for e in data["traceEvents"] if e.get("ph") != "M"), key=lambda e: e["ts"])
     runs = [e for e in ev if e["name"] == "run" and e["tid"] == 0][skip:]
+    nthreads = len({e["tid"] for e in ev})  # the threads seen in the trace
+    spans = [e for e in ev if e["name"] in ("sleep", "wait")]
     durs, first, lat, sleeps, waits, nshares, idle = [], [], [], [], [], [], []
     for r in runs:
         t0, t1 = r["ts"], r["ts"] + r["dur"]
@@ -61,19 +68,15 @@ def main(argv):
                 used.add(id(cand[0]))
                 lat.append(cand[0]["ts"] - s["ts"])
         nshares.append(len(shares))
-        tids = {e["tid"] for e in inside}
-        tids.add(0)
-        spent = 0.0
         for e in inside:
             if e["name"] == "sleep" and e["tid"] != 0:
                 sleeps.append(e["dur"])
             elif e["name"] == "wait":
                 waits.append(e["dur"])
         # idle time inside the run, also of spans begun before it
-        for e in ev:
-            if e["name"] in ("sleep", "wait") and e["ts"] < t1 and e["ts"] + e["dur"] > t0:
-                spent += min(e["ts"] + e["dur"], t1) - max(e["ts"], t0)
-        idle.append(100.0 * spent / (r["dur"] * len(tids)))
+        spent = sum(min(e["ts"] + e["dur"], t1) - max(e["ts"], t0)
+                    for e in spans if e["ts"] < t1 and e["ts"] + e["dur"] > t0)
+        idle.append(100.0 * spent / (r["dur"] * nthreads))
     print(f"{argv[1]}: {len(runs)} runs")
     show("run duration", durs)
     show("run start -> first share", first)
