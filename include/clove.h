@@ -329,6 +329,10 @@ typedef struct clove_stats {
                           * notices (its next heartbeat or the join), not in
                           * shared; reclaimed counts those nobody took in
                           * time */
+    uint64_t handed;     /* shared ranges (a job, or a batch) this worker
+                          * received straight from their sharer while it
+                          * slept (the handoff: into its mailbox, not
+                          * through the pool's queue) */
 } clove_stats;
 
 /* Snapshot of the pool's counters: *total (if not NULL) sums every task

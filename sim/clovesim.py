@@ -597,7 +597,8 @@ class Sim:
                  spin_lat_us=0.2,
                  claims=False, claim_us=0.03, local_us=0.01, done_us=0.01, request_to="owner",
                  direct=False, retry_us=1.0, scan_us=0.05, self_help=False, look_us=0.01,
-                 join_desc=False, direct_joiners=True, handoff=True, breakdown=False,
+                 join_desc=False, direct_joiners=True, handoff=True, handoff_only=False,
+                 breakdown=False,
                  max_events=50_000_000):
         # --claims: every share is a range of records (Range) whose members
         # are claimed one at a time by atomic operations, the pool lock
@@ -633,6 +634,12 @@ class Sim:
         # --no-handoff: with --direct, a share for a sleeping free worker
         # still goes through the ring and a wake, not into its mailbox
         self.handoff = self.direct and handoff
+        # --handoff-only (with --claims): the handoff without direct
+        # requests: a share made while a free worker is idle goes into its
+        # mailbox; the worker runs it without the lock, then looks at the
+        # ring under the lock and requests from the owner as as built
+        if handoff_only and claims:
+            self.handoff = True
         self.retry = retry_us * US
         self.c_scan = scan_us * US
         # --self-help (with --claims): a join that finds its record started
@@ -2159,6 +2166,9 @@ def main(argv=None):
     ap.add_argument("--handoff", action=argparse.BooleanOptionalAction, default=True,
                     help="with --direct: a share for a sleeping free worker goes into its "
                          "mailbox with the wake-up (default); --no-handoff: through the ring")
+    ap.add_argument("--handoff-only", action="store_true",
+                    help="with --claims: the handoff into a sleeping free worker's mailbox, "
+                         "without --direct's requests")
     ap.add_argument("--self-help", action="store_true",
                     help="with --claims: a join that finds its record started first runs the "
                          "newest unclaimed older record of its own (claimed back, out of order)")
@@ -2200,7 +2210,7 @@ def main(argv=None):
               spin_wake_us=a.spin_wake_us, spin_lat_us=a.spin_lat_us, claims=a.claims,
               claim_us=a.claim_us, local_us=a.local_us, done_us=a.done_us,
               request_to=a.request_to, direct=a.direct, direct_joiners=a.direct_joiners,
-              handoff=a.handoff, retry_us=a.retry_us, scan_us=a.scan_us,
+              handoff=a.handoff, handoff_only=a.handoff_only, retry_us=a.retry_us, scan_us=a.scan_us,
               self_help=a.self_help, look_us=a.look_us, join_desc=a.join_desc,
               breakdown=a.breakdown)
     kw = {**kw, **POLICIES[a.policy], "machine": a.machine}

@@ -220,6 +220,7 @@ enum {
     CLOVE__ST_WAITS,
     CLOVE__ST_WAIT_NS,
     CLOVE__ST_STOLEN,
+    CLOVE__ST_HANDED,
     CLOVE__NSTATS
 };
 
@@ -250,6 +251,21 @@ struct clove__slot {
     struct clove__trace *trace; /* NULL when not tracing */
 };
 
+/* One shared range, in the ring or in a worker's mailbox (share.c, "The
+ * handoff"): the records job .. job + n - 1 of owner's job stack, a batch
+ * when n > 1. Made under the lock by the owner's share, or by a batch's
+ * runner splitting off records it has not claimed (split_batch), which
+ * stay SHARED and owner's. An entry whose first record is
+ * no longer SHARED is dead (its owner claimed it back, and every newer one
+ * first) and is dropped when found. */
+struct clove__entry {
+    struct clove__job *job;
+    clove_task *owner;
+    uint32_t n;
+    uint32_t gen; /* owner's run_gen when shared: its runner's request
+                   * names it (CLOVE__HB_GEN_SHIFT) */
+};
+
 /*
  * A task as the library sees it: the public struct clove_task (clove.h:
  * what the inline code reads) first, then the scheduler's bookkeeping.
@@ -269,6 +285,15 @@ struct clove__task {
     clove_task *reg_prev, *reg_next;   /* lock: registered tasks (pool->registered) */
     clove_task *idle_prev, *idle_next; /* lock: idle list (pool->idle_first) */
     struct clove__job *waiting_on;     /* lock: the shared record this task waits for */
+    struct clove__entry mail;          /* the handoff (share.c): a range handed to
+                                        * this task while it is idle in its
+                                        * worker loop, job NULL when none.
+                                        * Written under the lock, while the task
+                                        * is on the idle list, just before the
+                                        * waker's release exchange of its sleep
+                                        * word; read and cleared by the task
+                                        * after its acquire load of WOKEN, and not
+                                        * written again before it is idle again */
     _Atomic uint32_t sleep;            /* atomic: CLOVE__SLEEP_*; the sleeper
                                         * stores IDLE under the lock and may
                                         * CAS it to PARKED; the waker exchanges
@@ -301,6 +326,12 @@ struct clove__task {
                                         * this task (pool.c's struct run_ctx, in
                                         * its frame); NULL between runs and for
                                         * pool workers */
+    _Atomic uint32_t run_gen;          /* atomic: clove_pool_run calls begun on this
+                                        * task (wraps; constant for pool
+                                        * workers): the owner increments it
+                                        * (relaxed) when a run starts; sharers
+                                        * read it while the owner has a record
+                                        * SHARED, so within that run */
     uint64_t run_ns;                   /* lock: clove_pool_run's task, when the
                                         * heartbeat thread first saw the run (0
                                         * until then, and for workers); reset at
@@ -320,18 +351,6 @@ struct clove__extern {
     struct clove__slot own;
 };
 
-/* One shared range in the ring: the records job .. job + n - 1 of owner's
- * job stack, a batch when n > 1 (share.c). Pushed under the lock by the
- * owner's share, or by a batch's runner splitting off records it has not
- * claimed (split_batch), which stay SHARED and owner's. An entry whose first record is
- * no longer SHARED is dead (its owner claimed it back, and every newer one
- * first) and is dropped when found. */
-struct clove__entry {
-    struct clove__job *job;
-    clove_task *owner;
-    uint32_t n;
-};
-
 /* The most records in one batch (share.c): the owner shares them under the
  * lock, so this bounds that critical section. */
 #define CLOVE__BATCH_MAX 64u
@@ -342,6 +361,17 @@ struct clove__entry {
  * with a batch; REQ_ONE: it was not, answer with one record. */
 #define CLOVE__HB_REQ 4u
 #define CLOVE__HB_REQ_ONE 8u
+/* A request also carries, in the word's bits from this one up, the low
+ * bits of the run_gen of the owner's run whose range its requester ran:
+ * a request that lands after that run ended (the owner saw the last
+ * DONE, returned, and entered clove_pool_run again before the requester
+ * stored it) is dropped, not answered by a share in a run that may be far
+ * too short for one (heartbeat_beat). */
+#define CLOVE__HB_GEN_SHIFT 8u
+static inline uint32_t clove__hb_gen(uint32_t run_gen)
+{
+    return run_gen << CLOVE__HB_GEN_SHIFT;
+}
 
 struct clove_pool {
     /* -- Constant after clove_pool_create. ------------------------------ */
@@ -542,6 +572,10 @@ bool clove__run_one_locked(clove_task *t);
  * sets t->sleep (a share, the job t waits for finishing, destroy). Returns
  * with the lock held and t removed from the idle list. */
 void clove__sleep_locked(clove_task *t);
+/* The same for a pool worker in its worker loop (waiting_on NULL), which
+ * may be handed a range while it sleeps: it runs that range first, then
+ * returns with the lock held, as clove__run_one_locked does. */
+void clove__sleep_free_locked(clove_task *t);
 /* t's owner leaves its clove_pool_run without joining its forks (the
  * thread is cancelled or exits inside fn: pool.c's run_abandoned): drop
  * what nobody took, wait until what others took is done, and leave t with

@@ -106,7 +106,8 @@ static void *worker_main(void *arg)
             clove__lock(p);
             continue;
         }
-        clove__sleep_locked(t);
+        /* Asleep, it may be handed a range, which it runs first. */
+        clove__sleep_free_locked(t);
     }
     clove__unlock(p);
     clove__set_current(NULL);
@@ -207,6 +208,7 @@ void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove
     clove__tk(t)->reg_prev = clove__tk(t)->reg_next = NULL;
     clove__tk(t)->idle_prev = clove__tk(t)->idle_next = NULL;
     clove__tk(t)->waiting_on = NULL;
+    clove__tk(t)->mail = (struct clove__entry){NULL, NULL, 0, 0};
     atomic_init(&clove__tk(t)->sleep, CLOVE__SLEEP_WOKEN);
     clove__tk(t)->idle = 0;
     clove__tk(t)->noffered = 0;
@@ -223,6 +225,11 @@ void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove
      * there is nobody to share with and nothing of this happens). */
     if (p->nworkers > 0)
         atomic_store_explicit(&t->heartbeat, CLOVE__HB_ARM, memory_order_relaxed);
+    /* A new run on t (its memory starts zeroed; a task's struct is
+     * initialised again for each run it serves, never for a worker). */
+    atomic_store_explicit(&clove__tk(t)->run_gen,
+                          atomic_load_explicit(&clove__tk(t)->run_gen, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
     /* Threads entering clove_pool_run with an index >= nthreads get a
      * slot of their own from clove_pool_run. */
     clove__tk(t)->slot = index < p->nthreads ? &p->slots[index] : NULL;
@@ -684,6 +691,10 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
         if (p->nworkers > 0) {
             atomic_store_explicit(&t->heartbeat, CLOVE__HB_ARM, memory_order_relaxed);
             clove__tk(t)->batch_n = 1;
+            atomic_store_explicit(&clove__tk(t)->run_gen,
+                                  atomic_load_explicit(&clove__tk(t)->run_gen,
+                                                       memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
             clove__hb_kick(p);
         }
     } else if (run_register(p, &c) != 0) {

@@ -6,7 +6,8 @@
  * to do.
  *
  * Claims. A share puts a range of the owner's oldest records (one, or a
- * batch) into the pool's ring under the lock; from then on each record's
+ * batch) into the pool's ring, or into a sleeping worker's mailbox (the
+ * handoff), under the lock; from then on each record's
  * state word (internal.h) changes only by atomic operations, outside the
  * lock:
  *
@@ -107,8 +108,8 @@ bool clove__idle_remove_locked(clove_task *t)
 }
 
 /* Model: MS_SL1..MS_SL4; dropping the kick loses heartbeats
- * (BUG_NO_IDLE_KICK). */
-void clove__sleep_locked(clove_task *t)
+ * (BUG_NO_IDLE_KICK). Returns without the lock, once t saw WOKEN. */
+static void sleep_unlock(clove_task *t)
 {
     clove_pool *p = t->pool;
     uint64_t t0 = clove__now_ns();
@@ -154,19 +155,29 @@ void clove__sleep_locked(clove_task *t)
     clove__count(t, CLOVE__ST_SLEEP_NS, t1 - t0);
     if (CLOVE__UNLIKELY(clove__tk(t)->slot->trace != NULL))
         clove__trace_write(clove__tk(t)->slot->trace, CLOVE__EV_SLEEP, t0, t1);
-    clove__lock(p);
+}
+
+void clove__sleep_locked(clove_task *t)
+{
+    sleep_unlock(t);
+    clove__lock(t->pool);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Ring of shared jobs (lock held)                                          */
 /* ------------------------------------------------------------------------ */
 
+/* The owner's run in which a share is made (struct clove__entry's gen):
+ * read while one of its records is SHARED, so within that run. */
+static uint32_t run_gen_of(clove_task *owner)
+{
+    return atomic_load_explicit(&clove__tk(owner)->run_gen, memory_order_relaxed);
+}
+
 static uint32_t ring_push(clove_pool *p, struct clove__job *j, clove_task *owner)
 {
     uint32_t slot = (uint32_t)(p->ring_tail & (p->ring_cap - 1));
-    p->ring[slot].job = j;
-    p->ring[slot].owner = owner;
-    p->ring[slot].n = 1;
+    p->ring[slot] = (struct clove__entry){j, owner, 1, run_gen_of(owner)};
     p->ring_tail++;
     return slot;
 }
@@ -277,6 +288,58 @@ static bool relay_locked(clove_pool *p, bool free_only)
         clove__wake_one(&clove__tk(relay)->sleep);
     clove__lock(p);
     return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The handoff (lock held)                                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A share made while a pool worker sleeps in its worker loop (a free idle
+ * task: it may run any job) hands the range straight to it: into the
+ * worker's mailbox (task->mail), under the lock, before the wake-up takes
+ * it off the idle list. The worker finds the range when it wakes and runs
+ * it without taking the lock: no ring entry, and one lock fewer per share
+ * (with many workers the lock is what limits wide fan-out: sim/fanout.md).
+ * The records are SHARED as in the ring, so their owner may claim them
+ * back before the worker claims them; the range is then dead, as a dead
+ * ring entry is. Filling the mailbox after the wake-up could leave the
+ * worker asleep with the range, or awake without it (model: claims.pml
+ * -DHANDOFF, bug-wakebeforemail). A task idle at a join gets no mail: it
+ * may run only some jobs (helping's leapfrog rule) and takes them from
+ * the ring.
+ */
+
+/* Put the range [j, j + n) of owner, its records SHARED, where an idle
+ * task runs it: into a free idle task's mailbox, else into the ring.
+ * Returns the idle task taken off the idle list (that free one, else the
+ * first idle task), or NULL if nobody is idle; the caller wakes it after
+ * unlocking if *call. Lock held; ring not full. */
+static clove_task *hand_locked(clove_pool *p, struct clove__job *j, uint32_t n,
+                               clove_task *owner, bool *call)
+{
+    clove_task *wake = idle_free_locked(p);
+    bool handed = wake != NULL;
+    if (handed) {
+        clove__tk(wake)->mail = (struct clove__entry){j, owner, n, run_gen_of(owner)};
+    } else {
+        uint32_t slot = ring_push(p, j, owner);
+        p->ring[slot].n = n;
+        wake = p->idle_first;
+    }
+    *call = false;
+    if (wake == NULL)
+        return NULL;
+    /* After this the woken worker may read and clear its mailbox at any
+     * moment: nothing here touches it again. */
+    *call = clove__idle_remove_locked(wake);
+    /* The ramp-up of a range taken from the ring (run_one_locked), made
+     * here for one that skips the ring. */
+    if (handed && p->idle_first != NULL) {
+        atomic_store_explicit(&wake->heartbeat, CLOVE__HB_BEAT, memory_order_relaxed);
+        atomic_store_explicit(&owner->heartbeat, CLOVE__HB_BEAT, memory_order_relaxed);
+    }
+    return wake;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -414,17 +477,14 @@ static inline void reserve_oldest(clove_task *t)
         atomic_store_explicit(&clove__tk(t)->reserve, j, memory_order_release);
 }
 
-/* Make record j of owner SHARED, its state word but the tag being bits,
- * and put it into the ring as a range of one; returns its slot. The
+/* Make record j SHARED, its state word but the tag being bits. The
  * release store publishes fn, arg and out.run to whoever claims it, also
  * to a runner that holds a stale range and never takes the lock. Lock
- * held, ring not full. */
-static uint32_t share_locked(clove_pool *p, struct clove__job *j, uintptr_t bits,
-                             clove_task *owner)
+ * held. */
+static void mark_shared(struct clove__job *j, uintptr_t bits)
 {
     clove__tsan_release(j); /* the fork, for a runner that takes no lock */
     atomic_store_explicit(clove__state(j), bits | CLOVE__TAG_SHARED, memory_order_release);
-    return ring_push(p, j, owner);
 }
 
 /*
@@ -432,8 +492,10 @@ static uint32_t share_locked(clove_pool *p, struct clove__job *j, uintptr_t bits
  * the ring empty would wait for the next beat (half an interval on
  * average) while the range's owner, which forked it, may have more
  * queued. So it *requests* more: it raises the owner's heartbeat word
- * with BEAT | REQ or BEAT | REQ_ONE (run_one_locked; every task's word
- * lives as long as the pool, so a late request costs at most one share).
+ * with BEAT | REQ or BEAT | REQ_ONE (run_entry; every task's word lives
+ * as long as the pool) and the owner's run generation from the range's
+ * entry (CLOVE__HB_GEN_SHIFT): a request that lands after that run ended
+ * is dropped by the owner's next run.
  * The owner answers at its next fork or tick (heartbeat_beat): it shares
  * even when nobody is idle yet (the requester is about to be: it looks at
  * the ring under the lock before it sleeps, so the share is either found
@@ -494,16 +556,15 @@ clove_task *clove__steal_locked(clove_task *w)
                                                  memory_order_relaxed))
         return NULL;
     clove__tsan_acquire(j);
-    share_locked(p, j, clove__state_get(j) & ~CLOVE__TAG_MASK, w);
+    mark_shared(j, clove__state_get(j) & ~CLOVE__TAG_MASK);
     /* Let the owner reserve its next oldest fork at its next tick. Release,
      * and before the idle task is taken (its idle_count store, also a
      * release, is what the owner's hint may see first): an owner that sees
      * either sees the CAS, so it drops its stale reserve at its next fork
      * (model: BUG_STEAL_NO_BEAT). */
     atomic_store_explicit(&w->heartbeat, CLOVE__HB_BEAT, memory_order_release);
-    clove_task *wake = p->idle_first;
-    clove__idle_remove_locked(wake);
-    return wake;
+    bool call;
+    return hand_locked(p, j, 1, w, &call);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -542,6 +603,7 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
 {
     clove_pool *p = t->pool;
     clove_task *wake = NULL;
+    bool call = false;
     uint32_t nshared = 0; /* records shared by this beat */
     uint64_t when = 0;    /* the trace's time of this beat */
     /* Only the heartbeat thread clears t->reserve behind our back. The
@@ -552,6 +614,11 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
         clove__tk(t)->own_reserve = NULL;
         note_stolen(t);
     }
+    /* A request from an earlier run on t: drop it, beat and all (it
+     * replaced whatever the word held). */
+    if ((v & (CLOVE__HB_REQ | CLOVE__HB_REQ_ONE)) &&
+        (v ^ clove__hb_gen(run_gen_of(t))) >> CLOVE__HB_GEN_SHIFT != 0)
+        v = 0;
     if (v & CLOVE__HB_BEAT) {
         clove__count(t, CLOVE__ST_HEARTBEATS, 1);
         /* A request (REQ or REQ_ONE): share even with nobody idle yet;
@@ -580,7 +647,7 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
                     j = take_oldest(t, &bits);
                 if (j != NULL) {
                     nshared = 1;
-                    uint32_t slot = share_locked(p, j, bits, t);
+                    mark_shared(j, bits);
                     if (v & CLOVE__HB_REQ) {
                         uint32_t want = clove__tk(t)->batch_n * 2;
                         if (want > CLOVE__BATCH_MAX)
@@ -590,15 +657,10 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
                          * is the record just below the queue). */
                         for (; nshared < want && queued(t); nshared++) {
                             struct clove__job *m = take_oldest(t, &bits);
-                            clove__tsan_release(m);
-                            atomic_store_explicit(clove__state(m), bits | CLOVE__TAG_SHARED,
-                                                  memory_order_release);
+                            mark_shared(m, bits);
                         }
-                        p->ring[slot].n = nshared;
                     }
-                    wake = p->idle_first;
-                    if (wake != NULL && !clove__idle_remove_locked(wake))
-                        wake = NULL; /* it watches its word: no call */
+                    wake = hand_locked(p, j, nshared, t, &call);
                     /* The share's time, read before the wake-up: the
                      * woken task may start the job, and this thread be
                      * preempted, before the wake-up call returns. */
@@ -607,7 +669,7 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
                 }
             }
             clove__unlock(p);
-            if (wake)
+            if (call) /* else it watches its word */
                 clove__wake_one(&clove__tk(wake)->sleep);
             if (nshared)
                 clove__count(t, CLOVE__ST_SHARED, nshared);
@@ -715,14 +777,12 @@ static struct clove__job *split_batch(clove_task *t, struct clove__job *lo,
         return hi;
     struct clove__job *mid = lo + (hi - lo) / 2;
     bool call = false;
+    clove_task *wake = NULL;
     clove__lock(p);
-    clove_task *wake = idle_free_locked(p);
     /* mid not SHARED: its owner claimed it back, and the newer ones. */
-    if (wake != NULL && !ring_full(p) &&
+    if (idle_free_locked(p) != NULL && !ring_full(p) &&
         (clove__state_get(mid) & CLOVE__TAG_MASK) == CLOVE__TAG_SHARED) {
-        uint32_t slot = ring_push(p, mid, owner);
-        p->ring[slot].n = (uint32_t)(hi - mid);
-        call = clove__idle_remove_locked(wake);
+        wake = hand_locked(p, mid, (uint32_t)(hi - mid), owner, &call);
         hi = mid;
     }
     clove__unlock(p);
@@ -816,6 +876,8 @@ static void run_job_guarded(struct running_job *r)
  * was none; true if it took one, even a dead one, whose records it could
  * not claim. Model: run_one_start and MS_DONE1 in model/clove.pml for the
  * lock and the wake-up; the claims in model/claims.pml. */
+static void run_entry(clove_task *t, const struct clove__entry *e);
+
 static bool run_one_locked(clove_task *t, const struct clove__job *from)
 {
     clove_pool *p = t->pool;
@@ -836,7 +898,16 @@ static bool run_one_locked(clove_task *t, const struct clove__job *from)
         atomic_store_explicit(&e.owner->heartbeat, CLOVE__HB_BEAT, memory_order_relaxed);
     }
     clove__unlock(p);
+    run_entry(t, &e);
+    return true;
+}
 
+/* Run the range e on t: from the ring (run_one_locked) or from t's mailbox
+ * (the handoff). Lock not held; returns with it held. */
+static void run_entry(clove_task *t, const struct clove__entry *ep)
+{
+    clove_pool *p = t->pool;
+    struct clove__entry e = *ep;
     /* Work came: a request made before this is answered or moot. */
     clove__tk(t)->asked = false;
     struct running_job r = {t, e.job, e.n, e.owner, 0, NULL};
@@ -844,7 +915,7 @@ static bool run_one_locked(clove_task *t, const struct clove__job *from)
         if (!claim(t, e.job, &r.seen)) {
             /* Claimed back meanwhile: a dead entry. */
             clove__lock(p);
-            return true;
+            return;
         }
         r.site = (r.seen & CLOVE__KIND_VALUE) ? clove__code_addr(e.job->out.run)
                                               : clove__code_addr(e.job->out.vfn);
@@ -873,16 +944,32 @@ static bool run_one_locked(clove_task *t, const struct clove__job *from)
         else if (atomic_load_explicit(&p->idle_count, memory_order_relaxed) == 0)
             req = CLOVE__HB_BEAT | CLOVE__HB_REQ_ONE;
         if (req != 0) {
-            atomic_store_explicit(&e.owner->heartbeat, req, memory_order_relaxed);
+            atomic_store_explicit(&e.owner->heartbeat, req | clove__hb_gen(e.gen),
+                                  memory_order_relaxed);
             clove__tk(t)->asked = true;
         }
     }
-    return true;
 }
 
 bool clove__run_one_locked(clove_task *t)
 {
     return run_one_locked(t, NULL);
+}
+
+void clove__sleep_free_locked(clove_task *t)
+{
+    sleep_unlock(t);
+    /* After the acquire load of WOKEN (sleep_unlock): the waker wrote the
+     * mailbox before its release exchange. Nobody writes it again before
+     * t is back on the idle list. */
+    struct clove__entry e = clove__tk(t)->mail;
+    if (e.job == NULL) {
+        clove__lock(t->pool);
+        return;
+    }
+    clove__tk(t)->mail.job = NULL;
+    clove__count(t, CLOVE__ST_HANDED, 1);
+    run_entry(t, &e);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -455,6 +455,12 @@ void test_options_stats_size(void)
     clove_stats one;
     ASSERT_OK((clove_pool_stats)(p, &one, NULL, 0));
     ASSERT_EQ_U(one.ran, total.ran);
-    ASSERT_EQ_I(clove_pool_stats_sized(p, &one, NULL, 0, sizeof one - 8), EINVAL);
+    /* A program built with the 0.1 header: up to stolen, nothing after. */
+    memset(&one, 0xa5, sizeof one);
+    ASSERT_OK(clove_pool_stats_sized(p, &one, NULL, 0, offsetof(clove_stats, handed)));
+    ASSERT_EQ_U(one.ran, total.ran);
+    ASSERT_EQ_U(one.handed, UINT64_C(0xa5a5a5a5a5a5a5a5));
+    /* Smaller than 0.1's. */
+    ASSERT_EQ_I(clove_pool_stats_sized(p, &one, NULL, 0, offsetof(clove_stats, stolen)), EINVAL);
     clove_pool_destroy(p);
 }

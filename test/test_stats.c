@@ -47,6 +47,9 @@ static void check_consistent(const clove_stats *s)
      * back by its join. */
     ASSERT_EQ_U(s->shared + s->stolen, s->ran + s->reclaimed);
     ASSERT_LE_U(s->waits, s->shared + s->stolen);
+    /* Each handed range holds at least one of those jobs, and no job is
+     * in two ranges. */
+    ASSERT_LE_U(s->handed, s->shared + s->stolen);
 }
 
 static void sum_into(clove_stats *a, const clove_stats *b)
@@ -60,6 +63,7 @@ static void sum_into(clove_stats *a, const clove_stats *b)
     a->waits += b->waits;
     a->wait_ns += b->wait_ns;
     a->stolen += b->stolen;
+    a->handed += b->handed;
 }
 
 void test_stats_counts(void)
@@ -94,6 +98,9 @@ void test_stats_counts(void)
          * descheduled (a loaded machine), by the heartbeat thread. */
         ASSERT_GE_U(tot.shared + tot.stolen, 1);
         ASSERT_GE_U(tot.ran, 1);
+        /* The first share of a run finds every worker asleep in its worker
+         * loop (a share waits for an idle task), so it is handed over. */
+        ASSERT_GE_U(tot.handed, 1);
         /* Per-worker figures add up to the total (one caller, no overflow). */
         clove_stats sum = {0};
         for (unsigned i = 0; i < n; i++)
@@ -105,6 +112,9 @@ void test_stats_counts(void)
          * descheduled (the owner counts the steal when it notices it),
          * and workers ran. */
         ASSERT_GE_U(per[0].shared + per[0].stolen, 1);
+        /* The caller never sleeps in a worker loop: nothing is handed
+         * to it. */
+        ASSERT_EQ_U(per[0].handed, 0);
         clove_stats only0;
         ASSERT_OK(clove_pool_stats(p, NULL, &only0, 1));
         ASSERT_EQ_U(only0.shared, per[0].shared);
