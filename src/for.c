@@ -72,7 +72,7 @@ struct for_part {
 };
 
 static void for_range(clove_task *t, const struct for_loop *loop, size_t lo,
-                      size_t hi, size_t chunk, void *acc);
+                      size_t hi, size_t chunk, void *acc, bool ramp);
 
 /* At the pace of the last chunk (n iterations in dt ns), would the rest
  * take more than a heartbeat interval? */
@@ -87,7 +87,7 @@ static void for_part_fn(clove_task *t, void *arg)
     struct for_part *part = arg;
     if (part->acc)
         part->loop->init(part->acc, part->loop->ctx);
-    for_range(t, part->loop, part->lo, part->hi, part->chunk, part->acc);
+    for_range(t, part->loop, part->lo, part->hi, part->chunk, part->acc, true);
 }
 
 /* Split [lo, hi) at a heartbeat: fork the upper half, run the lower half,
@@ -103,28 +103,35 @@ static void for_split(clove_task *t, const struct for_loop *loop, size_t lo,
         upper.acc = loop->acc_size <= SMALL_ACC ? (void *)&small : clove__malloc(loop->acc_size);
         if (upper.acc == NULL) {
             /* No room for a second accumulator: go on sequentially. */
-            for_range(t, loop, lo, hi, chunk, acc);
+            for_range(t, loop, lo, hi, chunk, acc, false);
             return;
         }
     }
     clove_future f;
     clove_fork(t, &f, for_part_fn, &upper);
-    for_range(t, loop, lo, upper.lo, chunk, acc);
+    for_range(t, loop, lo, upper.lo, chunk, acc, true);
     if (clove_join(t, &f)) {
         if (acc)
             loop->combine(acc, upper.acc, loop->ctx);
     } else {
-        for_range(t, loop, upper.lo, hi, chunk, acc);
+        /* Nobody took it, though a worker may have been idle (it did not
+         * get a CPU in time): no ramp-up split at its first chunk, or
+         * every half run here would split again, and a loop of a cheap
+         * body would make of the order of sqrt(hi - lo) calls. */
+        for_range(t, loop, upper.lo, hi, chunk, acc, false);
     }
     if (upper.acc != NULL && upper.acc != (void *)&small)
         free(upper.acc);
 }
 
+/* Run [lo, hi) in chunks of chunk iterations to start with. ramp: after
+ * the first chunk, split at once if the rest is long and a worker is idle
+ * (below). */
 static void for_range(clove_task *t, const struct for_loop *loop, size_t lo,
-                      size_t hi, size_t chunk, void *acc)
+                      size_t hi, size_t chunk, void *acc, bool ramp)
 {
     uint64_t t0 = clove__now_ns();
-    bool first = true;
+    bool first = ramp;
     bool split_now = false;
     while (lo < hi) {
         /* Cancelled: start nothing more, here or in a split. One relaxed
@@ -199,7 +206,7 @@ void clove_for(clove_task *t, size_t begin, size_t end, clove_range_fn *body, vo
         return;
     }
     struct for_loop loop = {body, NULL, NULL, NULL, 0, ctx, chunk_target_ns(t->pool), true, NULL};
-    for_range(t, &loop, begin, end, 1, NULL);
+    for_range(t, &loop, begin, end, 1, NULL, true);
 }
 
 int clove_for_cancel(clove_task *t, size_t begin, size_t end, clove_range_fn *body, void *ctx,
@@ -216,7 +223,7 @@ int clove_for_cancel(clove_task *t, size_t begin, size_t end, clove_range_fn *bo
          * them; no eager splits there (nobody to hand them to). */
         struct for_loop loop = {body, NULL, NULL, NULL, 0, ctx, chunk_target_ns(t->pool),
                                 t->pool->nworkers > 0, c};
-        for_range(t, &loop, begin, end, 1, NULL);
+        for_range(t, &loop, begin, end, 1, NULL, true);
     }
     /* Every part this loop forked has been joined, so a request made in
      * any body happens-before this load. */
@@ -238,6 +245,6 @@ int clove_reduce(clove_task *t, size_t begin, size_t end, void *acc, size_t acc_
     }
     struct for_loop loop = {NULL, body, init, combine, acc_size, ctx, chunk_target_ns(t->pool),
                             acc_size <= SMALL_ACC, NULL};
-    for_range(t, &loop, begin, end, 1, acc);
+    for_range(t, &loop, begin, end, 1, acc, true);
     return 0;
 }

@@ -369,14 +369,21 @@ void test_for_irregular_cost(void)
 /* ------------------------------------------------------------------------ */
 
 /* The body is O(1), so chunks grow to cover 2^64 indices in a few hundred
- * calls; the recorded ranges, sorted, must tile [begin, end) exactly. */
+ * calls; the recorded ranges, sorted, must tile [begin, end) exactly. A
+ * chunk preempted on an oversubscribed machine shrinks, so the number of
+ * calls has no small bound: each call is kept in a node of its own, and
+ * only a runaway (chunks that never grow) fails on the count. */
+#define TILE_MAX_CALLS ((size_t)1 << 24)
+
+struct tile_range {
+    size_t lo, hi;
+    struct tile_range *next;
+};
+
 struct tile_ctx {
     size_t begin, end;
-    size_t cap;
     _Atomic size_t n;
-    struct tile_range {
-        size_t lo, hi;
-    } *r;
+    _Atomic(struct tile_range *) head;
 };
 
 static void tile_body(clove_task *t, size_t lo, size_t hi, void *arg)
@@ -384,10 +391,15 @@ static void tile_body(clove_task *t, size_t lo, size_t hi, void *arg)
     (void)t;
     struct tile_ctx *c = arg;
     size_t i = atomic_fetch_add(&c->n, 1);
-    ASSERT_MSG(i < c->cap, "clove_for [%zu, %zu): more than %zu body calls", c->begin,
-               c->end, c->cap);
-    c->r[i].lo = lo;
-    c->r[i].hi = hi;
+    ASSERT_MSG(i < TILE_MAX_CALLS, "clove_for [%zu, %zu): more than %zu body calls", c->begin,
+               c->end, TILE_MAX_CALLS);
+    struct tile_range *r = malloc(sizeof *r);
+    ASSERT(r);
+    r->lo = lo;
+    r->hi = hi;
+    r->next = atomic_load(&c->head);
+    while (!atomic_compare_exchange_weak(&c->head, &r->next, r))
+        ;
 }
 
 static void tile_fn(clove_task *t, void *arg)
@@ -413,9 +425,6 @@ void test_for_full_size_range(void)
         {SIZE_MAX / 2 - 7, SIZE_MAX / 2 + ((size_t)1 << 62)},
     };
     struct tile_ctx c;
-    c.cap = (size_t)1 << 20;
-    c.r = malloc(c.cap * sizeof *c.r);
-    ASSERT(c.r);
     for (size_t k = 0; k < 3; k++) {
         /* The default heartbeat: chunks of a trivial body double quickly. */
         clove_pool *p = make_pool(for_threads[k], 0);
@@ -423,25 +432,36 @@ void test_for_full_size_range(void)
             c.begin = ranges[g].begin;
             c.end = ranges[g].end;
             atomic_store(&c.n, 0);
+            atomic_store(&c.head, NULL);
             ASSERT_OK(clove_pool_run(p, tile_fn, &c));
             size_t n = atomic_load(&c.n);
             ASSERT_GE_U(n, 1);
-            qsort(c.r, n, sizeof *c.r, tile_cmp);
+            struct tile_range *r = malloc(n * sizeof *r);
+            ASSERT(r);
+            size_t m = 0;
+            for (struct tile_range *q = atomic_load(&c.head), *next; q != NULL; q = next) {
+                next = q->next;
+                ASSERT(m < n);
+                r[m++] = *q;
+                free(q);
+            }
+            ASSERT_EQ_U(m, n);
+            qsort(r, n, sizeof *r, tile_cmp);
             size_t at = c.begin;
             for (size_t i = 0; i < n; i++) {
-                ASSERT_MSG(c.r[i].lo == at && c.r[i].lo < c.r[i].hi,
+                ASSERT_MSG(r[i].lo == at && r[i].lo < r[i].hi,
                            "clove_for [%zu, %zu): call %zu of %zu got [%zu, %zu), expected "
-                           "it to start at %zu", c.begin, c.end, i, n, c.r[i].lo, c.r[i].hi,
+                           "it to start at %zu", c.begin, c.end, i, n, r[i].lo, r[i].hi,
                            at);
-                at = c.r[i].hi;
+                at = r[i].hi;
             }
             ASSERT_EQ_U(at, c.end);
+            free(r);
             test_log("full range [%zu, %zu) threads=%u: %zu body calls\n", c.begin, c.end,
                      for_threads[k], n);
         }
         clove_pool_destroy(p);
     }
-    free(c.r);
 }
 
 /* ------------------------------------------------------------------------ */
