@@ -330,9 +330,13 @@ typedef struct clove_stats {
                           * shared; reclaimed counts those nobody took in
                           * time */
     uint64_t handed;     /* shared ranges (a job, or a batch) this worker
-                          * received straight from their sharer while it
-                          * slept (the handoff: into its mailbox, not
-                          * through the pool's queue) */
+                          * received straight from their sharer, into its
+                          * mailbox instead of through the pool's queue:
+                          * while it slept (the handoff), or in answer to
+                          * its request */
+    uint64_t answered;   /* of those, the answers to its direct requests:
+                          * having run out of work, it asked a busy task,
+                          * whose next fork or tick answered */
 } clove_stats;
 
 /* Snapshot of the pool's counters: *total (if not NULL) sums every task

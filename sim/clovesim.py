@@ -598,6 +598,7 @@ class Sim:
                  claims=False, claim_us=0.03, local_us=0.01, done_us=0.01, request_to="owner",
                  direct=False, retry_us=1.0, scan_us=0.05, self_help=False, look_us=0.01,
                  join_desc=False, direct_joiners=True, handoff=True, handoff_only=False,
+                 owner_only=False,
                  breakdown=False,
                  max_events=50_000_000):
         # --claims: every share is a range of records (Range) whose members
@@ -631,6 +632,14 @@ class Sim:
         # directly; a join that finds its record started helps from the
         # ring, then sleeps, as without --direct
         self.direct_joiners = self.direct and direct_joiners
+        # --owner-only (with --direct): as src/ builds it: a free worker
+        # asks only the owner of the range it ran, only when src/ would
+        # request (after a short range, or a long one with nobody else
+        # idle), and not again: refused or unanswered it sleeps, leaving
+        # the request through the ring; joiners do not ask
+        self.owner_only = self.direct and owner_only
+        if self.owner_only:
+            self.direct_joiners = False
         # --no-handoff: with --direct, a share for a sleeping free worker
         # still goes through the ring and a wake, not into its mailbox
         self.handoff = self.direct and handoff
@@ -1673,7 +1682,7 @@ class Sim:
                 w.deadline = now + self.spin
                 self.go_request(w, now)
                 return
-        elif self.direct:
+        elif self.direct and not (self.owner_only and req is None):
             hint = R.sharer if R is not None and self.request_to == "sharer" else o
             w.req_short = req is not None and not one  # (a long job asks for one record)
             w.deadline = now + self.spin
@@ -1736,6 +1745,16 @@ class Sim:
                 self.push(min(t + self.retry, w.deadline), EV_RETRY, w, w.rgen)
                 return
             self.stats["join_requests"] += 1
+        elif self.owner_only:
+            if hint is None or hint is w or hint.req_from is not None:
+                # nobody to ask, or another worker asks it (src/: the CAS
+                # fails, the request goes through the ring)
+                self.stats["req_none"] += 1
+                self.take_or_sleep(w, t, hint if hint is not w else None,
+                                   not w.req_short, spin_until=w.deadline)
+                return
+            v, looked = hint, 1
+            t += self.c_scan
         else:
             v, looked = self.pick_victim(w, hint, t, free=True)
             t += self.c_scan * looked
@@ -1802,7 +1821,10 @@ class Sim:
             if v.req_from is w:
                 v.req_from = None
             t += self.c_claim
-            self.take_or_sleep(w, t, None, spin_until=w.deadline)
+            if self.owner_only:            # the request through the ring stands
+                self.take_or_sleep(w, t, v, not w.req_short, spin_until=w.deadline)
+            else:
+                self.take_or_sleep(w, t, None, spin_until=w.deadline)
             return
         self.go_request(w, t)
 
@@ -2166,6 +2188,9 @@ def main(argv=None):
     ap.add_argument("--handoff", action=argparse.BooleanOptionalAction, default=True,
                     help="with --direct: a share for a sleeping free worker goes into its "
                          "mailbox with the wake-up (default); --no-handoff: through the ring")
+    ap.add_argument("--owner-only", action="store_true",
+                    help="with --direct: a free worker asks only the owner of the range it "
+                         "ran, once, as src/ does; joiners do not ask")
     ap.add_argument("--handoff-only", action="store_true",
                     help="with --claims: the handoff into a sleeping free worker's mailbox, "
                          "without --direct's requests")
@@ -2210,7 +2235,7 @@ def main(argv=None):
               spin_wake_us=a.spin_wake_us, spin_lat_us=a.spin_lat_us, claims=a.claims,
               claim_us=a.claim_us, local_us=a.local_us, done_us=a.done_us,
               request_to=a.request_to, direct=a.direct, direct_joiners=a.direct_joiners,
-              handoff=a.handoff, handoff_only=a.handoff_only, retry_us=a.retry_us, scan_us=a.scan_us,
+              handoff=a.handoff, handoff_only=a.handoff_only, owner_only=a.owner_only, retry_us=a.retry_us, scan_us=a.scan_us,
               self_help=a.self_help, look_us=a.look_us, join_desc=a.join_desc,
               breakdown=a.breakdown)
     kw = {**kw, **POLICIES[a.policy], "machine": a.machine}

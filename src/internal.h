@@ -221,6 +221,7 @@ enum {
     CLOVE__ST_WAIT_NS,
     CLOVE__ST_STOLEN,
     CLOVE__ST_HANDED,
+    CLOVE__ST_ANSWERED,
     CLOVE__NSTATS
 };
 
@@ -304,6 +305,31 @@ struct clove__task {
                                         * (they are the records [base, bottom)) */
     uint32_t batch_n;                  /* owner: records in the batch that answers
                                         * the next request (1 .. CLOVE__BATCH_MAX) */
+    /* Direct requests (share.c): a pool worker in its worker loop asks
+     * the owner of the range it ran for more, and the owner answers into
+     * the worker's mailbox at its next fork, without the lock. */
+    _Atomic(clove_task *) asker;       /* atomic: the worker asking this task,
+                                        * or NULL: set by the asker's CAS from
+                                        * NULL (release), taken by this task's
+                                        * exchange (acquire), or withdrawn by
+                                        * the asker's CAS back to NULL */
+    _Atomic uint32_t answer;           /* atomic: CLOVE__ANSWER_* of this
+                                        * task's request: the asker stores
+                                        * WAIT before asking, the answerer
+                                        * RANGE (mail written) or NOTHING with
+                                        * release, the asker loads it acquire */
+    uint32_t ask_gen, ask_req;         /* asker: the owner's run_gen and the
+                                        * request's kind (CLOVE__HB_REQ or
+                                        * REQ_ONE); written before its CAS of
+                                        * asker, read by the task that took
+                                        * it */
+    clove_task *ask_to;                /* owner: whom this worker asks first
+                                        * when it asks (run_entry: the owner of
+                                        * the range it ran), NULL when it does
+                                        * not */
+    uint64_t ask_until;                /* owner: it asks until then (ns) */
+    unsigned ask_rr;                   /* owner: the worker index (nworkers:
+                                        * the entry task) it last picked */
     bool asked;                        /* owner: it requested more from a task
                                         * (run_one_locked) and has neither slept
                                         * nor taken a ring entry since */
@@ -368,6 +394,10 @@ struct clove__extern {
  * stored it) is dropped, not answered by a share in a run that may be far
  * too short for one (heartbeat_beat). */
 #define CLOVE__HB_GEN_SHIFT 8u
+/* Values of a task's answer word (share.c, "Direct requests"). */
+#define CLOVE__ANSWER_WAIT 0u
+#define CLOVE__ANSWER_RANGE 1u
+#define CLOVE__ANSWER_NOTHING 2u
 static inline uint32_t clove__hb_gen(uint32_t run_gen)
 {
     return run_gen << CLOVE__HB_GEN_SHIFT;
@@ -576,6 +606,11 @@ void clove__sleep_locked(clove_task *t);
  * may be handed a range while it sleeps: it runs that range first, then
  * returns with the lock held, as clove__run_one_locked does. */
 void clove__sleep_free_locked(clove_task *t);
+/* A pool worker in its worker loop that just ran a range and found the
+ * ring empty (ask_to set) asks other tasks directly for more, and runs
+ * what it is given. Lock held; returns with it held: false if it did not
+ * ask, true if it did (then it looks at the ring again before sleeping). */
+bool clove__ask_locked(clove_task *t);
 /* t's owner leaves its clove_pool_run without joining its forks (the
  * thread is cancelled or exits inside fn: pool.c's run_abandoned): drop
  * what nobody took, wait until what others took is done, and leave t with

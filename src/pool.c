@@ -98,6 +98,9 @@ static void *worker_main(void *arg)
             break;
         if (clove__run_one_locked(t))
             continue;
+        /* Ask the owner of the range it ran for more, without the lock. */
+        if (clove__ask_locked(t))
+            continue;
         /* Nothing to do: give back the job-stack pages that deep jobs
          * touched (not under the lock), then look again before sleeping. */
         if (clove__jobs_touched(t)) {
@@ -209,6 +212,9 @@ void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove
     clove__tk(t)->idle_prev = clove__tk(t)->idle_next = NULL;
     clove__tk(t)->waiting_on = NULL;
     clove__tk(t)->mail = (struct clove__entry){NULL, NULL, 0, 0};
+    /* Not asker and answer: a worker may still be asking this task from
+     * an earlier run (share.c, "Direct requests"); they start zeroed. */
+    clove__tk(t)->ask_to = NULL;
     atomic_init(&clove__tk(t)->sleep, CLOVE__SLEEP_WOKEN);
     clove__tk(t)->idle = 0;
     clove__tk(t)->noffered = 0;

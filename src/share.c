@@ -480,7 +480,7 @@ static inline void reserve_oldest(clove_task *t)
 /* Make record j SHARED, its state word but the tag being bits. The
  * release store publishes fn, arg and out.run to whoever claims it, also
  * to a runner that holds a stale range and never takes the lock. Lock
- * held. */
+ * held, or by the owner answering a direct request (no ring entry). */
 static void mark_shared(struct clove__job *j, uintptr_t bits)
 {
     clove__tsan_release(j); /* the fork, for a runner that takes no lock */
@@ -567,6 +567,105 @@ clove_task *clove__steal_locked(clove_task *w)
     return hand_locked(p, j, 1, w, &call);
 }
 
+/* Take t's oldest record (its reserve, else the queue's oldest) and, for
+ * a batch, the next oldest queued records above it, up to batch_n (which
+ * doubles), and make them SHARED: the records [j, j + *n). Returns j, or
+ * NULL with *n = 0 if there is nothing (owner only). */
+static struct clove__job *take_share(clove_task *t, bool batch, uint32_t *n)
+{
+    struct clove__job *j = clove__tk(t)->own_reserve;
+    *n = 0;
+    if (j != NULL) {
+        clove__tk(t)->own_reserve = NULL;
+        /* Fails if the heartbeat thread took it meanwhile: then it is
+         * shared already. */
+        if (!atomic_compare_exchange_strong_explicit(&clove__tk(t)->reserve, &j, NULL,
+                                                     memory_order_relaxed, memory_order_relaxed)) {
+            j = NULL;
+            note_stolen(t);
+        }
+    }
+    uintptr_t bits = 0;
+    if (j != NULL)
+        bits = clove__state_get(j) & ~CLOVE__TAG_MASK; /* RESERVED */
+    else if (queued(t))
+        j = take_oldest(t, &bits);
+    if (j == NULL)
+        return NULL;
+    mark_shared(j, bits);
+    *n = 1;
+    if (batch) {
+        uint32_t want = clove__tk(t)->batch_n * 2;
+        if (want > CLOVE__BATCH_MAX)
+            want = CLOVE__BATCH_MAX;
+        clove__tk(t)->batch_n = want;
+        /* The next oldest, contiguous with j (the reserve is the record
+         * just below the queue). */
+        for (; *n < want && queued(t); (*n)++) {
+            struct clove__job *m = take_oldest(t, &bits);
+            mark_shared(m, bits);
+        }
+    }
+    return j;
+}
+
+/*
+ * Direct requests. A pool worker in its worker loop that ran a range and
+ * finds the ring empty asks for more without the lock
+ * (clove__ask_locked), for up to the time an idle task spins: the
+ * range's owner first, else the next task with a reserve (so something
+ * queued) that nobody asks, among the pool's workers and its entry task
+ * (pick_asked). To ask v it stores WAIT into its own answer word, writes
+ * its request (ask_gen: v's run; ask_req), compare-and-swaps itself into
+ * v's asker word (release; if another worker asks v, it looks further),
+ * raises v's heartbeat word with BEAT | REQ as for any request, and
+ * watches its answer word for ASK_WAIT_NS. v's next fork or tick
+ * (heartbeat_beat) exchanges the asker word (acquire) and answers
+ * (answer_ask): it makes its oldest records SHARED, as a request's share
+ * through the ring would (a batch for REQ), writes them into the asker's
+ * mailbox and stores RANGE with release; or NOTHING when it has nothing
+ * or the request is from an earlier run. No lock, no ring entry, no
+ * wake-up call: the asker runs the range at once, then asks again. After
+ * NOTHING it looks further. A v in a long leaf answers nothing: after
+ * ASK_WAIT_NS the asker withdraws with a compare-and-swap of v's asker
+ * word back to NULL and goes to sleep, leaving the request in v's
+ * heartbeat word for its next fork to answer through the ring (a share
+ * that reaches the asker through its mailbox), and v's reserve to the
+ * heartbeat thread. If that compare-and-swap fails, v took the request and
+ * its answer is coming: the asker waits for it. Exactly one of v's
+ * exchange and the withdrawal succeeds, so an answer is never lost nor
+ * waited for in vain (model: claims.pml -DREQUEST). A worker waiting at a
+ * join does not ask: it may run only some jobs (helping's leapfrog rule).
+ * The asker is off the idle list meanwhile, so no share is handed to it
+ * and its mailbox has one writer at a time.
+ */
+#define ASK_WAIT_NS 1000u
+
+/* t answers the direct request of r, which it took from its asker word. */
+static void answer_ask(clove_task *t, clove_task *r)
+{
+    uint32_t a = CLOVE__ANSWER_NOTHING, n = 0;
+    uint64_t when = 0;
+    /* The exchange's acquire made r's request visible. */
+    if (clove__tk(r)->ask_gen == run_gen_of(t)) {
+        struct clove__job *j = take_share(t, clove__tk(r)->ask_req == CLOVE__HB_REQ, &n);
+        if (j != NULL) {
+            clove__tk(r)->mail = (struct clove__entry){j, t, n, run_gen_of(t)};
+            a = CLOVE__ANSWER_RANGE;
+            if (CLOVE__UNLIKELY(clove__tk(t)->slot->trace != NULL))
+                when = clove__now_ns();
+        }
+    }
+    /* Release: the mailbox and the records' SHARED words. After this r
+     * may run the range, and nothing here touches r again. */
+    atomic_store_explicit(&clove__tk(r)->answer, a, memory_order_release);
+    if (n) {
+        clove__count(t, CLOVE__ST_SHARED, n);
+        if (CLOVE__UNLIKELY(clove__tk(t)->slot->trace != NULL))
+            clove__trace_share(clove__tk(t)->slot->trace, when, n);
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* Heartbeat handler                                                        */
 /* ------------------------------------------------------------------------ */
@@ -614,6 +713,15 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
         clove__tk(t)->own_reserve = NULL;
         note_stolen(t);
     }
+    /* A worker waits for an answer (direct requests, above): answer it
+     * first, then handle the beat as a plain one. */
+    if (atomic_load_explicit(&clove__tk(t)->asker, memory_order_relaxed) != NULL) {
+        clove_task *r = atomic_exchange_explicit(&clove__tk(t)->asker, NULL, memory_order_acquire);
+        if (r != NULL) {
+            answer_ask(t, r);
+            v &= CLOVE__HB_BEAT | CLOVE__HB_ARM;
+        }
+    }
     /* A request from an earlier run on t: drop it, beat and all (it
      * replaced whatever the word held). */
     if ((v & (CLOVE__HB_REQ | CLOVE__HB_REQ_ONE)) &&
@@ -628,38 +736,8 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
             (req || atomic_load_explicit(&p->idle_count, memory_order_acquire) != 0)) {
             clove__lock(p);
             if ((p->idle_first != NULL || req) && !ring_full(p)) {
-                struct clove__job *j = clove__tk(t)->own_reserve;
+                struct clove__job *j = take_share(t, (v & CLOVE__HB_REQ) != 0, &nshared);
                 if (j != NULL) {
-                    clove__tk(t)->own_reserve = NULL;
-                    /* Fails if the heartbeat thread took it meanwhile: then
-                     * it is shared already. */
-                    if (!atomic_compare_exchange_strong_explicit(&clove__tk(t)->reserve, &j, NULL,
-                                                                 memory_order_relaxed,
-                                                                 memory_order_relaxed)) {
-                        j = NULL;
-                        note_stolen(t);
-                    }
-                }
-                uintptr_t bits = 0;
-                if (j != NULL)
-                    bits = clove__state_get(j) & ~CLOVE__TAG_MASK; /* RESERVED */
-                else if (queued(t))
-                    j = take_oldest(t, &bits);
-                if (j != NULL) {
-                    nshared = 1;
-                    mark_shared(j, bits);
-                    if (v & CLOVE__HB_REQ) {
-                        uint32_t want = clove__tk(t)->batch_n * 2;
-                        if (want > CLOVE__BATCH_MAX)
-                            want = CLOVE__BATCH_MAX;
-                        clove__tk(t)->batch_n = want;
-                        /* The next oldest, contiguous with j (the reserve
-                         * is the record just below the queue). */
-                        for (; nshared < want && queued(t); nshared++) {
-                            struct clove__job *m = take_oldest(t, &bits);
-                            mark_shared(m, bits);
-                        }
-                    }
                     wake = hand_locked(p, j, nshared, t, &call);
                     /* The share's time, read before the wake-up: the
                      * woken task may start the job, and this thread be
@@ -910,6 +988,7 @@ static void run_entry(clove_task *t, const struct clove__entry *ep)
     struct clove__entry e = *ep;
     /* Work came: a request made before this is answered or moot. */
     clove__tk(t)->asked = false;
+    clove__tk(t)->ask_to = NULL;
     struct running_job r = {t, e.job, e.n, e.owner, 0, NULL};
     if (e.n == 1) {
         if (!claim(t, e.job, &r.seen)) {
@@ -943,7 +1022,15 @@ static void run_entry(clove_task *t, const struct clove__entry *ep)
             req = CLOVE__HB_BEAT | CLOVE__HB_REQ;
         else if (atomic_load_explicit(&p->idle_count, memory_order_relaxed) == 0)
             req = CLOVE__HB_BEAT | CLOVE__HB_REQ_ONE;
-        if (req != 0) {
+        if (t->index - 1u < p->nworkers && clove__tk(t)->nest == 0 && p->spin_ns != 0) {
+            /* A pool worker in its worker loop: it asks directly, after
+             * unlocking (clove__ask_locked), the range's owner first, for
+             * as long as an idle task spins (not with more threads than
+             * CPUs, nor with CLOVE_NO_SPIN). */
+            clove__tk(t)->ask_to = e.owner;
+            clove__tk(t)->ask_req = (req & CLOVE__HB_REQ) ? CLOVE__HB_REQ : CLOVE__HB_REQ_ONE;
+            clove__tk(t)->ask_until = t1 + p->spin_ns;
+        } else if (req != 0) {
             atomic_store_explicit(&e.owner->heartbeat, req | clove__hb_gen(e.gen),
                                   memory_order_relaxed);
             clove__tk(t)->asked = true;
@@ -954,6 +1041,118 @@ static void run_entry(clove_task *t, const struct clove__entry *ep)
 bool clove__run_one_locked(clove_task *t)
 {
     return run_one_locked(t, NULL);
+}
+
+/* Watch t's answer word until it is not WAIT, for at most ns (0: for as
+ * long as it takes); returns what it read (acquire). */
+static uint32_t wait_answer(clove_task *t, uint64_t ns)
+{
+    uint64_t until = ns != 0 ? clove__now_ns() + ns : 0;
+    unsigned n = 0;
+    uint32_t a;
+    while ((a = atomic_load_explicit(&clove__tk(t)->answer, memory_order_acquire)) ==
+           CLOVE__ANSWER_WAIT) {
+        clove__cpu_relax();
+        if (until != 0 && ++n % 16 == 0 && clove__now_ns() >= until)
+            break;
+    }
+    return a;
+}
+
+/* Whether worker t may ask v: v has a reserve (so a queued fork to
+ * share) and nobody asks it. Relaxed loads: hints, the CAS decides. */
+static bool askable(const clove_task *t, clove_task *v)
+{
+    return v != t && atomic_load_explicit(&clove__tk(v)->reserve, memory_order_relaxed) != NULL &&
+           atomic_load_explicit(&clove__tk(v)->asker, memory_order_relaxed) == NULL;
+}
+
+/* The task t asks next: first (the owner of the range it ran) if it is
+ * askable, else the next askable one after the last that t picked, among
+ * the pool's workers and its entry task (tasks of other threads in
+ * clove_pool_run are asked only as owners); NULL if none is. */
+static clove_task *pick_asked(clove_task *t, clove_task *first)
+{
+    clove_pool *p = t->pool;
+    if (first != NULL && askable(t, first))
+        return first;
+    unsigned n = p->nworkers + 1;
+    for (unsigned k = 1; k <= n; k++) {
+        unsigned i = (clove__tk(t)->ask_rr + k) % n;
+        clove_task *v = i == p->nworkers ? &p->entry.pub : &p->workers[i].pub;
+        if (askable(t, v)) {
+            clove__tk(t)->ask_rr = i;
+            return v;
+        }
+    }
+    return NULL;
+}
+
+/* What ask returns besides an answer (CLOVE__ANSWER_RANGE or NOTHING). */
+#define ASK_LOST 16u      /* another worker asks v */
+#define ASK_WITHDRAWN 17u /* v did not answer in time: the request stands in
+                           * its heartbeat word, for the ring */
+
+/* t asks v (direct requests, above): returns the answer, RANGE (in t's
+ * mailbox) or NOTHING, or ASK_LOST or ASK_WITHDRAWN. */
+static uint32_t ask(clove_task *t, clove_task *v)
+{
+    uint32_t gen = run_gen_of(v);
+    clove__tk(t)->ask_gen = gen;
+    atomic_store_explicit(&clove__tk(t)->answer, CLOVE__ANSWER_WAIT, memory_order_relaxed);
+    clove_task *none = NULL;
+    /* Release: the request (ask_gen, ask_req) and the WAIT above. */
+    if (!atomic_compare_exchange_strong_explicit(&clove__tk(v)->asker, &none, t,
+                                                 memory_order_release, memory_order_relaxed))
+        return ASK_LOST;
+    /* As any request: v's next fork or tick answers. */
+    atomic_store_explicit(&v->heartbeat,
+                          CLOVE__HB_BEAT | clove__tk(t)->ask_req | clove__hb_gen(gen),
+                          memory_order_relaxed);
+    uint32_t a = wait_answer(t, ASK_WAIT_NS);
+    if (a != CLOVE__ANSWER_WAIT)
+        return a;
+    clove_task *me = t;
+    if (atomic_compare_exchange_strong_explicit(&clove__tk(v)->asker, &me, NULL,
+                                                memory_order_relaxed, memory_order_relaxed))
+        return ASK_WITHDRAWN;
+    return wait_answer(t, 0);      /* v took it: the answer is coming */
+}
+
+bool clove__ask_locked(clove_task *t)
+{
+    clove_task *first = clove__tk(t)->ask_to;
+    if (first == NULL)
+        return false;
+    clove__tk(t)->ask_to = NULL;
+    clove_pool *p = t->pool;
+    clove__unlock(p);
+    for (;;) {
+        clove_task *v = pick_asked(t, first);
+        first = NULL;
+        if (v == NULL)
+            break; /* nobody has anything to share */
+        uint32_t a = ask(t, v);
+        if (a == CLOVE__ANSWER_RANGE) {
+            /* After the acquire load of RANGE: answer_ask wrote the
+             * mailbox. */
+            struct clove__entry e = clove__tk(t)->mail;
+            clove__tk(t)->mail.job = NULL;
+            clove__count(t, CLOVE__ST_HANDED, 1);
+            clove__count(t, CLOVE__ST_ANSWERED, 1);
+            run_entry(t, &e);
+            return true;
+        }
+        /* v did not answer in time: it runs a leaf, and so may the
+         * others; sleep (the request stands for the ring, and the
+         * heartbeat thread shares v's reserve for an idle task). */
+        if (a == ASK_WITHDRAWN || clove__now_ns() >= clove__tk(t)->ask_until)
+            break;
+        /* v had nothing, or another worker asks it: look again. */
+    }
+    /* Look at the ring again before sleeping. */
+    clove__lock(p);
+    return true;
 }
 
 void clove__sleep_free_locked(clove_task *t)

@@ -208,6 +208,7 @@ static void to_stats(const uint64_t c[CLOVE__NSTATS], clove_stats *s)
     s->wait_ns = c[CLOVE__ST_WAIT_NS];
     s->stolen = c[CLOVE__ST_STOLEN];
     s->handed = c[CLOVE__ST_HANDED];
+    s->answered = c[CLOVE__ST_ANSWERED];
 }
 
 /* sizeof(clove_stats) in version 0.1 (see clove_pool_stats_sized). */

@@ -460,6 +460,7 @@ void test_options_stats_size(void)
     ASSERT_OK(clove_pool_stats_sized(p, &one, NULL, 0, offsetof(clove_stats, handed)));
     ASSERT_EQ_U(one.ran, total.ran);
     ASSERT_EQ_U(one.handed, UINT64_C(0xa5a5a5a5a5a5a5a5));
+    ASSERT_EQ_U(one.answered, UINT64_C(0xa5a5a5a5a5a5a5a5));
     /* Smaller than 0.1's. */
     ASSERT_EQ_I(clove_pool_stats_sized(p, &one, NULL, 0, offsetof(clove_stats, stolen)), EINVAL);
     clove_pool_destroy(p);

@@ -50,6 +50,7 @@ static void check_consistent(const clove_stats *s)
     /* Each handed range holds at least one of those jobs, and no job is
      * in two ranges. */
     ASSERT_LE_U(s->handed, s->shared + s->stolen);
+    ASSERT_LE_U(s->answered, s->handed);
 }
 
 static void sum_into(clove_stats *a, const clove_stats *b)
@@ -64,6 +65,7 @@ static void sum_into(clove_stats *a, const clove_stats *b)
     a->wait_ns += b->wait_ns;
     a->stolen += b->stolen;
     a->handed += b->handed;
+    a->answered += b->answered;
 }
 
 void test_stats_counts(void)
@@ -115,6 +117,7 @@ void test_stats_counts(void)
         /* The caller never sleeps in a worker loop: nothing is handed
          * to it. */
         ASSERT_EQ_U(per[0].handed, 0);
+        ASSERT_EQ_U(per[0].answered, 0);
         clove_stats only0;
         ASSERT_OK(clove_pool_stats(p, NULL, &only0, 1));
         ASSERT_EQ_U(only0.shared, per[0].shared);
