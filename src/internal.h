@@ -328,6 +328,8 @@ struct clove__task {
                                         * the range it ran), NULL when it does
                                         * not */
     uint64_t ask_until;                /* owner: it asks until then (ns) */
+    uint64_t ask_pushes;               /* owner: the pool's ring_pushes when
+                                        * it last saw the ring empty */
     unsigned ask_rr;                   /* owner: the worker index (nworkers:
                                         * the entry task) it last picked */
     bool asked;                        /* owner: it requested more from a task
@@ -446,6 +448,12 @@ struct clove_pool {
                                 * job is a reclaimed slot (a hole) */
     uint64_t ring_head;        /* next slot to take */
     uint64_t ring_tail;        /* next slot to fill; tail - head <= ring_cap */
+    _Atomic uint64_t ring_pushes; /* atomic: entries ring_push added, stored
+                                   * under the lock, loaded without it by a
+                                   * worker asking directly: while it has
+                                   * not moved since the ring was seen
+                                   * empty, the ring is empty
+                                   * (clove__ask_locked) */
     clove_task *idle_first;    /* idle list, most recently idle first */
     clove_task *registered;    /* external tasks inside clove_pool_run */
     uint64_t overflow[CLOVE__NSTATS]; /* counters of finished external tasks

@@ -179,6 +179,10 @@ static uint32_t ring_push(clove_pool *p, struct clove__job *j, clove_task *owner
     uint32_t slot = (uint32_t)(p->ring_tail & (p->ring_cap - 1));
     p->ring[slot] = (struct clove__entry){j, owner, 1, run_gen_of(owner)};
     p->ring_tail++;
+    /* One writer (the lock): a load and a store, not a read-modify-write. */
+    atomic_store_explicit(&p->ring_pushes,
+                          atomic_load_explicit(&p->ring_pushes, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
     return slot;
 }
 
@@ -625,7 +629,9 @@ static struct clove__job *take_share(clove_task *t, bool batch, uint32_t *n)
  * through the ring would (a batch for REQ), writes them into the asker's
  * mailbox and stores RANGE with release; or NOTHING when it has nothing
  * or the request is from an earlier run. No lock, no ring entry, no
- * wake-up call: the asker runs the range at once, then asks again. After
+ * wake-up call: the asker runs the range at once, then asks again, still
+ * without the lock while nothing went into the ring meanwhile (the
+ * pool's ring_pushes has not moved since it saw the ring empty). After
  * NOTHING it looks further. A v in a long leaf answers nothing: after
  * ASK_WAIT_NS the asker withdraws with a compare-and-swap of v's asker
  * word back to NULL and goes to sleep, leaving the request in v's
@@ -980,61 +986,93 @@ static bool run_one_locked(clove_task *t, const struct clove__job *from)
     return true;
 }
 
-/* Run the range e on t: from the ring (run_one_locked) or from t's mailbox
- * (the handoff). Lock not held; returns with it held. */
-static void run_entry(clove_task *t, const struct clove__entry *ep)
+/* Run the range e on t: from the ring, from t's mailbox (the handoff) or
+ * as the answer to its direct request. Lock not held, nor taken. Returns
+ * false if it was dead (claimed back meanwhile), else true with the
+ * range's start and end times in *t0 and *t1. */
+static bool run_range(clove_task *t, const struct clove__entry *ep, uint64_t *t0,
+                      uint64_t *t1)
 {
-    clove_pool *p = t->pool;
     struct clove__entry e = *ep;
     /* Work came: a request made before this is answered or moot. */
     clove__tk(t)->asked = false;
     clove__tk(t)->ask_to = NULL;
     struct running_job r = {t, e.job, e.n, e.owner, 0, NULL};
     if (e.n == 1) {
-        if (!claim(t, e.job, &r.seen)) {
-            /* Claimed back meanwhile: a dead entry. */
-            clove__lock(p);
-            return;
-        }
+        if (!claim(t, e.job, &r.seen))
+            return false;
         r.site = (r.seen & CLOVE__KIND_VALUE) ? clove__code_addr(e.job->out.run)
                                               : clove__code_addr(e.job->out.vfn);
     }
     struct clove__job *saved_top = t->top;
     uint32_t saved_noffered = clove__tk(t)->noffered;
-    uint64_t t0 = clove__now_ns();
+    *t0 = clove__now_ns();
     clove__tk(t)->nest++;
     run_job_guarded(&r);
     clove__tk(t)->nest--;
-    uint64_t t1 = clove__now_ns();
+    *t1 = clove__now_ns();
     if (t->top != saved_top || clove__tk(t)->noffered != saved_noffered)
         clove__misuse("shared job", "the job returned with a clove_fork that was never joined",
                       r.site);
+    return true;
+}
 
+/* Whether a range that ran from t0 to t1 was short: its request asks for
+ * a batch (see "Requests and batches"). */
+static bool range_short(const clove_pool *p, uint64_t t0, uint64_t t1)
+{
+    return t1 - t0 < (uint64_t)p->heartbeat_us * (1000u / CLOVE__CHUNK_DIV);
+}
+
+/* t, a pool worker in its worker loop, ran a range of owner's that ended
+ * at t1 (short: range_short) and found the ring empty: it asks directly
+ * (clove__ask_locked), owner first, until t1 plus the time an idle task
+ * spins, with a request for a batch after a short range, else for one
+ * record. pushes: the ring's push count when it was seen empty. */
+static void ask_next(clove_task *t, clove_task *owner, bool is_short, uint64_t t1,
+                     uint64_t pushes)
+{
+    clove__tk(t)->ask_to = owner;
+    clove__tk(t)->ask_req = is_short ? CLOVE__HB_REQ : CLOVE__HB_REQ_ONE;
+    clove__tk(t)->ask_until = t1 + t->pool->spin_ns;
+    clove__tk(t)->ask_pushes = pushes;
+}
+
+/* run_range, then, under the lock, the request for more when the ring is
+ * empty. Lock not held; returns with it held. */
+static void run_entry(clove_task *t, const struct clove__entry *ep)
+{
+    clove_pool *p = t->pool;
+    struct clove__entry e = *ep;
+    uint64_t t0, t1;
+    bool ran = run_range(t, &e, &t0, &t1);
     clove__lock(p);
-    /* Nothing more in the ring: request more from the owner, a batch
-     * after a range shorter than an eighth of an interval, else one record
-     * if nobody else is idle (see "Requests and batches"). Relaxed: the
-     * word is a hint, as the heartbeat thread's stores are (and
-     * idle_count, written under the lock we hold, is exact). */
-    if (ring_empty(p)) {
-        uint32_t req = 0;
-        if (t1 - t0 < (uint64_t)p->heartbeat_us * (1000u / CLOVE__CHUNK_DIV))
-            req = CLOVE__HB_BEAT | CLOVE__HB_REQ;
-        else if (atomic_load_explicit(&p->idle_count, memory_order_relaxed) == 0)
-            req = CLOVE__HB_BEAT | CLOVE__HB_REQ_ONE;
-        if (t->index - 1u < p->nworkers && clove__tk(t)->nest == 0 && p->spin_ns != 0) {
-            /* A pool worker in its worker loop: it asks directly, after
-             * unlocking (clove__ask_locked), the range's owner first, for
-             * as long as an idle task spins (not with more threads than
-             * CPUs, nor with CLOVE_NO_SPIN). */
-            clove__tk(t)->ask_to = e.owner;
-            clove__tk(t)->ask_req = (req & CLOVE__HB_REQ) ? CLOVE__HB_REQ : CLOVE__HB_REQ_ONE;
-            clove__tk(t)->ask_until = t1 + p->spin_ns;
-        } else if (req != 0) {
-            atomic_store_explicit(&e.owner->heartbeat, req | clove__hb_gen(e.gen),
-                                  memory_order_relaxed);
-            clove__tk(t)->asked = true;
-        }
+    if (!ran || !ring_empty(p))
+        return;
+    /* Nothing more in the ring. A pool worker in its worker loop asks
+     * directly, after unlocking (clove__ask_locked), for as long as an
+     * idle task spins (not with more threads than CPUs, nor with
+     * CLOVE_NO_SPIN). Any other task requests from the owner through its
+     * heartbeat word: a batch after a range shorter than an eighth of an
+     * interval, else one record if nobody else is idle (see "Requests and
+     * batches"). Relaxed: the word is a hint, as the heartbeat thread's
+     * stores are (and idle_count, written under the lock we hold, is
+     * exact). */
+    bool is_short = range_short(p, t0, t1);
+    if (t->index - 1u < p->nworkers && clove__tk(t)->nest == 0 && p->spin_ns != 0) {
+        ask_next(t, e.owner, is_short, t1,
+                 atomic_load_explicit(&p->ring_pushes, memory_order_relaxed));
+        return;
+    }
+    uint32_t req = 0;
+    if (is_short)
+        req = CLOVE__HB_BEAT | CLOVE__HB_REQ;
+    else if (atomic_load_explicit(&p->idle_count, memory_order_relaxed) == 0)
+        req = CLOVE__HB_BEAT | CLOVE__HB_REQ_ONE;
+    if (req != 0) {
+        atomic_store_explicit(&e.owner->heartbeat, req | clove__hb_gen(e.gen),
+                              memory_order_relaxed);
+        clove__tk(t)->asked = true;
     }
 }
 
@@ -1140,8 +1178,20 @@ bool clove__ask_locked(clove_task *t)
             clove__tk(t)->mail.job = NULL;
             clove__count(t, CLOVE__ST_HANDED, 1);
             clove__count(t, CLOVE__ST_ANSWERED, 1);
-            run_entry(t, &e);
-            return true;
+            uint64_t t0, t1;
+            if (!run_range(t, &e, &t0, &t1))
+                continue; /* claimed back meanwhile: look again */
+            /* A share went into the ring meanwhile: the worker loop takes
+             * it under the lock. Else, without the lock, the ring is still
+             * empty (only ring_push adds entries): ask again, this range's
+             * owner first, as run_entry would after taking the lock. */
+            if (atomic_load_explicit(&p->ring_pushes, memory_order_relaxed) !=
+                clove__tk(t)->ask_pushes)
+                break;
+            ask_next(t, e.owner, range_short(p, t0, t1), t1, clove__tk(t)->ask_pushes);
+            first = clove__tk(t)->ask_to;
+            clove__tk(t)->ask_to = NULL;
+            continue;
         }
         /* v did not answer in time: it runs a leaf, and so may the
          * others; sleep (the request stands for the ring, and the

@@ -1262,7 +1262,7 @@ static void pools_create(struct pools *pl, unsigned threads, unsigned hb)
 
 /* What the pools' schedulers did, summed over destroyed pools (main
  * thread only): shows that the runs exercised sharing and the reserve. */
-static uint64_t sched_shared, sched_stolen, sched_reclaimed;
+static uint64_t sched_shared, sched_stolen, sched_reclaimed, sched_handed, sched_answered;
 
 static void pools_destroy(struct pools *pl)
 {
@@ -1272,6 +1272,8 @@ static void pools_destroy(struct pools *pl)
             sched_shared += s.shared;
             sched_stolen += s.stolen;
             sched_reclaimed += s.reclaimed;
+            sched_handed += s.handed;
+            sched_answered += s.answered;
         }
         clove_pool_destroy(pl->p[i]);
     }
@@ -1564,11 +1566,12 @@ static void print_summary(const char *what, const struct opts *o, const struct t
            " nested_runs=%" PRIu64 " ext_threads=%" PRIu64 " temp_pools=%" PRIu64
            " scopes=%" PRIu64 " spawns=%" PRIu64 " reduces=%" PRIu64 " cancels=%" PRIu64
            " pool_configs=%" PRIu64 " shared=%" PRIu64 " stolen=%" PRIu64
-           " reclaimed=%" PRIu64 " elapsed=%.1fs programs/s=%.0f forkjoins/s=%.3g"
+           " reclaimed=%" PRIu64 " handed=%" PRIu64 " answered=%" PRIu64 " elapsed=%.1fs programs/s=%.0f forkjoins/s=%.3g"
            " build=%s mix=%s seed=%" PRIu64 "\n",
            what, tt->programs, forkjoins(c), c->forks, c->join2, c->nodes, c->fors,
            c->for_indices, c->runs, c->ext_threads, c->temp_pools, c->scopes, c->spawns,
-           c->reduces, c->cancels, configs, sched_shared, sched_stolen, sched_reclaimed, elapsed,
+           c->reduces, c->cancels, configs, sched_shared, sched_stolen, sched_reclaimed,
+           sched_handed, sched_answered, elapsed,
            elapsed > 0 ? (double)tt->programs / elapsed : 0.0,
            elapsed > 0 ? (double)forkjoins(c) / elapsed : 0.0, build_name(),
            dense_permille ? "dense" : "full", o->seed);
