@@ -335,8 +335,9 @@ typedef struct clove_stats {
                           * while it slept (the handoff), or in answer to
                           * its request */
     uint64_t answered;   /* of those, the answers to its direct requests:
-                          * having run out of work, it asked a busy task,
-                          * whose next fork or tick answered */
+                          * having run out of work, or waiting at a join
+                          * for a job another worker runs, it asked a busy
+                          * task, whose next fork or tick answered */
 } clove_stats;
 
 /* Snapshot of the pool's counters: *total (if not NULL) sums every task

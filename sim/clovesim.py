@@ -559,7 +559,7 @@ class Task:
     __slots__ = ("idx", "status", "stack", "flag", "flag_t", "gen", "answer_pending",
                  "stolen", "agen", "ans_q", "rearm", "bsize", "req", "spin_until",
                  "mail", "req_from", "req_to", "rgen", "deadline",
-                 "req_short")
+                 "req_short", "ask_after")
 
     def __init__(self, idx):
         self.idx = idx
@@ -582,6 +582,7 @@ class Task:
         self.rgen = 0              # --direct: generation of this task's retry events
         self.deadline = 0.0        # --direct: when this requester stops and sleeps
         self.req_short = True      # --direct: its last job was short (a request for a batch)
+        self.ask_after = 0.0       # --direct: a joiner asks from then on (--join-ask-after-us)
 
 
 class Sim:
@@ -598,6 +599,7 @@ class Sim:
                  claims=False, claim_us=0.03, local_us=0.01, done_us=0.01, request_to="owner",
                  direct=False, retry_us=1.0, scan_us=0.05, self_help=False, look_us=0.01,
                  join_desc=False, direct_joiners=True, handoff=True, handoff_only=False,
+                 join_ask_after_us=0.0, join_links=8,
                  owner_only=False,
                  breakdown=False,
                  max_events=50_000_000):
@@ -650,6 +652,11 @@ class Sim:
         if handoff_only and claims:
             self.handoff = True
         self.retry = retry_us * US
+        # --direct joiners: a joiner asks only once it has waited this long
+        # (src/: an eighth of an interval), and follows at most join_links
+        # links of the chain of runners (src/: 1, the awaited job's runner)
+        self.join_ask_after = join_ask_after_us * US
+        self.join_links = join_links
         self.c_scan = scan_us * US
         # --self-help (with --claims): a join that finds its record started
         # first claims back and runs its own newest unclaimed older record
@@ -1567,6 +1574,7 @@ class Sim:
                 return
             if self.direct_joiners:
                 w.deadline = t + self.spin
+                w.ask_after = t + self.join_ask_after
                 self.go_request(w, t + self.c_claim)
             else:
                 self.take_or_sleep(w, t + self.c_claim)
@@ -1705,13 +1713,21 @@ class Sim:
             self.stats["req_ring" if self.ring_live > 0 else "req_deadline"] += 1
             self.take_or_sleep(w, t, None, spin_until=w.deadline)
             return
+        if w.stack and t < w.ask_after:
+            # a joiner that has not waited long enough to ask: it watches
+            # its job, and looks again a retry later
+            self.set_status(w, IDLE, t)
+            w.req_to = None
+            w.rgen += 1
+            self.push(min(t + self.retry, w.ask_after, w.deadline), EV_RETRY, w, w.rgen)
+            return
         if w.stack:
             # a joiner: only from the task running the job it waits for,
             # or from the one that task waits for, and so on (helping's
             # leapfrog rule: those jobs lie inside the awaited one)
             v, looked = None, 0
             x = w.stack[-1].waiting.taker
-            for _ in range(8):
+            for _ in range(self.join_links):
                 looked += 1
                 if x is None or x is w:
                     break
@@ -2185,12 +2201,18 @@ def main(argv=None):
     ap.add_argument("--direct-joiners", action=argparse.BooleanOptionalAction, default=True,
                     help="with --direct: a join that finds its record started requests too "
                          "(default); --no-direct-joiners: only workers out of work do")
+    ap.add_argument("--join-ask-after-us", type=float, default=0.0,
+                    help="with --direct: a joiner asks only once it has waited this long "
+                         "(src/: 2)")
+    ap.add_argument("--join-links", type=int, default=8,
+                    help="with --direct: how many links of the chain of runners a joiner "
+                         "follows to find one to ask (src/: 1, the awaited job's runner)")
     ap.add_argument("--handoff", action=argparse.BooleanOptionalAction, default=True,
                     help="with --direct: a share for a sleeping free worker goes into its "
                          "mailbox with the wake-up (default); --no-handoff: through the ring")
     ap.add_argument("--owner-only", action="store_true",
                     help="with --direct: a free worker asks only the owner of the range it "
-                         "ran, once, as src/ does; joiners do not ask")
+                         "ran, once; joiners do not ask (a narrower form, not built)")
     ap.add_argument("--handoff-only", action="store_true",
                     help="with --claims: the handoff into a sleeping free worker's mailbox, "
                          "without --direct's requests")
@@ -2235,7 +2257,8 @@ def main(argv=None):
               spin_wake_us=a.spin_wake_us, spin_lat_us=a.spin_lat_us, claims=a.claims,
               claim_us=a.claim_us, local_us=a.local_us, done_us=a.done_us,
               request_to=a.request_to, direct=a.direct, direct_joiners=a.direct_joiners,
-              handoff=a.handoff, handoff_only=a.handoff_only, owner_only=a.owner_only, retry_us=a.retry_us, scan_us=a.scan_us,
+              handoff=a.handoff, handoff_only=a.handoff_only,
+              join_ask_after_us=a.join_ask_after_us, join_links=a.join_links, owner_only=a.owner_only, retry_us=a.retry_us, scan_us=a.scan_us,
               self_help=a.self_help, look_us=a.look_us, join_desc=a.join_desc,
               breakdown=a.breakdown)
     kw = {**kw, **POLICIES[a.policy], "machine": a.machine}

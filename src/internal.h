@@ -323,6 +323,11 @@ struct clove__task {
                                         * REQ_ONE); written before its CAS of
                                         * asker, read by the task that took
                                         * it */
+    const struct clove__job *ask_job;  /* asker, as ask_gen: a joiner's
+                                        * awaited record, whose runner it
+                                        * asks; NULL for a free worker */
+    const struct clove__job *ask_from; /* asker, as ask_gen: that record's
+                                        * runner's top when it took it */
     clove_task *ask_to;                /* owner: whom this worker asks first
                                         * when it asks (run_entry: the owner of
                                         * the range it ran), NULL when it does

@@ -176,13 +176,15 @@ void test_fanout_wide(void)
 
 /*
  * Direct requests: a worker that ran out of work asks a busy task, whose
- * next fork answers into the worker's mailbox (share.c). On a wide
- * fan-out with two threads the worker runs out after every range, and
- * the caller forks all the time, so answers come within the first runs;
- * the test runs until one has (a budget of seconds, for slow builds and
- * emulators) and checks every run's result meanwhile. Only where an idle
- * task spins (spin is off when the threads outnumber the CPUs), since a
- * worker asks only for as long as it would spin.
+ * next fork answers into the worker's mailbox; a task waiting at a join
+ * for a job another worker runs asks that worker for part of it (share.c).
+ * On a wide fan-out with two threads the worker runs out after every
+ * range while the caller forks, and the caller often joins a child the
+ * worker still runs, so both kinds of answer come within the first runs;
+ * the test runs until each has come (a budget of seconds, for slow builds
+ * and emulators) and checks every run's result meanwhile. Only where an
+ * idle task spins (spin is off when the threads outnumber the CPUs),
+ * since a task asks only for as long as it would spin.
  */
 void test_fanout_direct_requests(void)
 {
@@ -192,20 +194,25 @@ void test_fanout_direct_requests(void)
     fan_build(&ft, scaled(3000, 300), scaled(200000, 20000), 0xd1ec);
     fan_g = &ft;
     clove_pool *p = make_pool(2, 40);
-    clove_stats s = {0};
+    clove_stats s = {0}, per[2];
     unsigned rounds = 0;
     double t0 = now_s();
     do {
         fan_run_checked(p, &ft);
         rounds++;
-        ASSERT_OK(clove_pool_stats(p, &s, NULL, 0));
-    } while (s.answered == 0 && now_s() - t0 < 60);
+        ASSERT_OK(clove_pool_stats(p, &s, per, 2));
+    } while ((per[0].answered == 0 || per[1].answered == 0) && now_s() - t0 < 60);
     stats_settle(p);
-    ASSERT_OK(clove_pool_stats(p, &s, NULL, 0));
-    test_log("%u runs: %ju shared, %ju handed, %ju answered, %ju sleeps\n", rounds,
-             (uintmax_t)s.shared, (uintmax_t)s.handed, (uintmax_t)s.answered,
-             (uintmax_t)s.sleeps);
-    ASSERT_GE_U(s.answered, 1);
+    ASSERT_OK(clove_pool_stats(p, &s, per, 2));
+    test_log("%u runs: %ju shared, %ju handed, %ju answered (%ju of them at the caller's "
+             "joins), %ju sleeps\n", rounds, (uintmax_t)s.shared, (uintmax_t)s.handed,
+             (uintmax_t)s.answered, (uintmax_t)per[0].answered, (uintmax_t)s.sleeps);
+    /* The worker, out of work in its worker loop. */
+    ASSERT_GE_U(per[1].answered, 1);
+    /* The caller, at a join: it never sleeps in a worker loop, so all it
+     * is handed is answers. */
+    ASSERT_GE_U(per[0].answered, 1);
+    ASSERT_EQ_U(per[0].handed, per[0].answered);
     ASSERT_LE_U(s.answered, s.handed);
     ASSERT_EQ_U(s.shared + s.stolen, s.ran + s.reclaimed);
     clove_pool_destroy(p);
