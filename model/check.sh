@@ -158,6 +158,13 @@ verify bug-noemptyanswer fail safety "-DREQUEST -DNWORK=1 -DBUG_NO_EMPTY_ANSWER"
 verify claims-handoff   pass safety "-DREQUEST -DHANDOFF -DNWORK=1"
 verify claims-handoff-reached fail safety "-DREQUEST -DHANDOFF -DNWORK=1 -DCHECK_HANDOFF_REACHED" 'assertion violated  *!\(handed\)'
 verify bug-wakebeforemail fail safety "-DREQUEST -DHANDOFF -DNWORK=1 -DBUG_WAKE_BEFORE_MAIL" 'assertion violated \(mbox\[(w|me)\]==0\)'
+# a joiner's requests to the runner of the record it awaits (claims.pml, JOINASK):
+# owner + 1 worker whose job forks 2 records + heartbeat thread, 1 round
+verify claims-joinask   pass safety "-DJOINASK -DNWORK=1 -DNROUND=1"
+verify claims-joinask-3rec pass safety "-DJOINASK -DNWORK=1 -DNROUND=1 -DNREC=3"
+verify claims-joinask-reached fail safety "-DJOINASK -DNWORK=1 -DNROUND=1 -DCHECK_JOINASK_REACHED" 'assertion violated 0'
+verify bug-answeranyjob fail safety "-DJOINASK -DNWORK=1 -DNROUND=1 -DBUG_ANSWER_ANY_JOB" 'assertion violated \(\(wxk'
+verify bug-answerbelowfrom fail safety "-DJOINASK -DNWORK=1 -DNROUND=1 -DBUG_ANSWER_BELOW_FROM" 'assertion violated \(\(wxk'
 # the owner's wait spinning, then parked on a sleep word (claims.pml, SPINPARK)
 verify claims-spinpark  pass safety "-DSPINPARK"
 verify bug-parkstore    fail safety "-DSPINPARK -DBUG_PARK_STORE" 'invalid end state'

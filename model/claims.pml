@@ -93,6 +93,33 @@
  *                           one step, its mailbox written in a later one
  * CHECK_HANDOFF_REACHED must fail: a member from a handoff is run.
  *
+ * With -DJOINASK, a joiner's direct requests (share.c, join_ask and
+ * may_answer): the worker's claimed job forks NIN records of its own
+ * (its job stack: wst, wfn, ...) and joins them newest first, as the
+ * owner does; at each of those forks its handler takes a request from its
+ * asker word. The owner, waiting at its join for a record the worker
+ * runs (TAKEN, before the waiter bit), may ask it: it writes the awaited
+ * record and the runner's top from its TAKEN word (ajob, afrom), CASes
+ * itself into the worker's asker word, waits for its mailbox or
+ * withdraws as above, and claims and runs the members of a range it is
+ * answered. The worker answers a range of its oldest queued records only
+ * if ajob is still TAKEN with afrom and its oldest queued record lies at
+ * afrom or above (may_answer), else nothing. A worker that takes a range
+ * may first have a queued record of its own below it (wouter: as when
+ * it takes the range while waiting at a join of its own). Checked in
+ * addition: the owner runs only records forked inside the very job it
+ * awaits (helping's leapfrog rule: wxk, wxi), each of the worker's
+ * records runs once and its join returns after it ran, no answer is left
+ * in a mailbox and no request in the asker word. Bug variants:
+ *   BUG_ANSWER_ANY_JOB      the runner answers without looking at the
+ *                           awaited record (a request left from a job it
+ *                           finished is answered from the next one)
+ *   BUG_ANSWER_BELOW_FROM   the runner does not compare its oldest record
+ *                           with afrom (it hands out a record of its own
+ *                           forked before the job)
+ * CHECK_JOINASK_REACHED must fail: the owner runs a member from such an
+ * answer.
+ *
  * With -DSPINPARK, the owner's wait at a join spins, then parks on a
  * sleep word (design D's second step): it stores SPINNING, looks at the
  * record, spins (looks again) for a while, then CASes SPINNING ->
@@ -162,13 +189,14 @@ byte rcount;
 
 bool ownerdone;
 
+/* A mailbox: empty, a range, or "nothing" (direct requests). */
+#define M_EMPTY 0
+#define M_RANGE 1
+#define M_NONE  2
 #ifdef REQUEST
 /* Direct requests: the owner's request word (atomic: a requesting
  * worker's index, or NONE) and each worker's mailbox, where the owner's
  * handler leaves its answer: a range, or "nothing" (M_NONE). */
-#define M_EMPTY 0
-#define M_RANGE 1
-#define M_NONE  2
 byte req = NONE;
 byte mbox[NWORK];
 byte mlo[NWORK];
@@ -190,6 +218,33 @@ inline hand(w)
     mbox[w] = M_RANGE;
     printf("MSC: owner hands [%d, %d) to worker %d\n", bottom, end, w)
 }
+#endif
+
+#ifdef JOINASK
+#ifndef NIN
+#define NIN 2           /* records the worker's job forks */
+#endif
+#define WREC (NIN + 1)  /* the worker's job stack: an outer record + NIN */
+#define OWNER 1
+/* The worker's records (the same states as the owner's), each one's
+ * runs, and the owner record and incarnation of the job it was forked
+ * inside (wxk NONE: forked outside any). tfrom: the worker's top when it
+ * claimed each owner record (the TAKEN word's runner top). */
+byte wst[WREC];
+bool wfn[WREC];
+byte wruns[WREC];
+byte wxk[WREC];
+byte wxi[WREC];
+byte tfrom[NREC];
+/* The worker's asker word (atomic: OWNER or NONE), the request the
+ * owner writes before its CAS (ajob, afrom), the owner's mailbox, and
+ * the worker's wake-up (set by the owner's DONE that found its waiter
+ * bit, as woken for the owner). */
+byte wreq = NONE;
+byte ajob, afrom;
+byte ombox;
+byte omlo, omhi;
+bool wwoken;
 #endif
 
 /* The owner's reserve word (atomic): its oldest queued record, taken out
@@ -223,6 +278,124 @@ inline run_job(k)
     runs[k] = 1
 }
 
+#ifdef JOINASK
+/* The worker's fork at its position m, inside the job of owner record k
+ * (or outside any, k NONE). */
+inline wfork(m, k)
+{
+    wruns[m] = 0;
+    wfn[m] = true;
+    wxk[m] = k;
+    if
+    :: k != NONE -> wxi[m] = inc[k]
+    :: else -> wxi[m] = 0
+    fi;
+    wtop = m + 1
+}
+
+/* The worker's handler at a fork inside the job of owner record k: it
+ * takes a request from its asker word (an exchange) and answers it at
+ * once, with a range of its oldest queued records (one, or all) if
+ * may_answer allows, else with nothing. */
+inline wanswer()
+{
+    atomic { rq = wreq; wreq = NONE }
+    if
+    :: rq != NONE ->
+        /* may_answer: the awaited record still TAKEN with afrom (so this
+         * worker still runs that job), the oldest queued record at afrom
+         * or above. */
+#ifdef BUG_ANSWER_ANY_JOB
+        ok = true;
+#else
+        ok = ((st[ajob] == S_TAKEN || st[ajob] == S_TAKEN_W) && tfrom[ajob] == afrom);
+#endif
+#ifndef BUG_ANSWER_BELOW_FROM
+        ok = ok && wbottom >= afrom;
+#endif
+        if
+        :: ok && wbottom < wtop ->
+            if
+            :: wend = wbottom + 1
+            :: wend = wtop
+            fi;
+            m = wbottom;
+            do
+            :: m < wend -> wfn[m] = false; wst[m] = S_SHARED; m++
+            :: else -> break
+            od;
+            omlo = wbottom; omhi = wend;
+            ombox = M_RANGE;
+            printf("MSC: worker answers the owner with [%d, %d)\n", wbottom, wend);
+            wbottom = wend
+        :: else ->
+            ombox = M_NONE
+        fi
+    :: else -> skip
+    fi
+}
+
+/* The worker's join of its record m (the newest it has not joined). */
+inline wjoin(m)
+{
+    if
+    :: wfn[m] ->
+        wfn[m] = false;
+        assert(wruns[m] == 0);
+        wruns[m] = 1
+    :: else ->
+        atomic {
+            if
+            :: wst[m] == S_SHARED -> wst[m] = S_RECLAIMED; got = true
+            :: else -> got = false
+            fi
+        }
+        if
+        :: got ->
+            assert(wruns[m] == 0);
+            wruns[m] = 1
+        :: else ->
+            atomic {
+                if
+                :: wst[m] == S_TAKEN -> wst[m] = S_TAKEN_W; wait = true
+                :: else -> wait = false
+                fi
+            }
+            if
+            :: wait ->
+                do
+                :: wst[m] == S_DONE -> break
+                :: else -> atomic { wwoken -> wwoken = false }
+                od
+            :: else -> skip
+            fi;
+            assert(wst[m] == S_DONE)
+        fi
+    fi;
+    assert(wruns[m] == 1);
+    wtop = m;
+    if
+    :: wbottom > m -> wbottom = m
+    :: else -> skip
+    fi
+}
+
+/* The job of owner record k on the worker: NIN forks, each followed by
+ * the handler, then their joins. */
+inline wjob(k)
+{
+    j = wtop;
+    do
+    :: j < wtop0 + NIN -> wfork(j, k); wanswer(); j++
+    :: else -> break
+    od;
+    do
+    :: j > wtop0 -> j--; wjoin(j)
+    :: else -> break
+    od
+}
+#endif
+
 proctype Worker(byte me)
 {
     byte lo, hi, k, mid, old, when;
@@ -230,6 +403,10 @@ proctype Worker(byte me)
     bool handed;    /* the range came by a handoff (CHECK_HANDOFF_REACHED) */
 #ifdef SPINPARK
     byte oldsw;
+#endif
+#ifdef JOINASK
+    byte wtop, wtop0, wbottom, wend, rq, m, j;
+    bool ok, got, wait, wouter;
 #endif
 
 
@@ -312,6 +489,13 @@ proctype Worker(byte me)
 #endif
        :: atomic { rcount == 0 && ownerdone } -> break
        fi;
+#ifdef JOINASK
+       /* Perhaps a queued record of its own below the range's jobs. */
+       if
+       :: wfork(0, NONE); wouter = true
+       :: wouter = false
+       fi;
+#endif
        k = lo;
        do
        :: k < hi ->
@@ -342,6 +526,9 @@ proctype Worker(byte me)
            atomic {
                if
                :: st[k] == S_SHARED -> st[k] = S_TAKEN; claimed = true
+#ifdef JOINASK
+                   ; tfrom[k] = wtop
+#endif
                :: else -> claimed = false
                fi
            }
@@ -368,6 +555,10 @@ proctype Worker(byte me)
            assert(inc[k] <= when);
 #endif
            run_job(k);
+#ifdef JOINASK
+           wtop0 = wtop;
+           wjob(k);
+#endif
 #ifndef BUG_DONE_BEFORE_RESULT
            res[k] = inc[k];
 #endif
@@ -399,7 +590,13 @@ proctype Worker(byte me)
            fi;
            k++
        :: else -> break
-       od
+       od;
+#ifdef JOINASK
+       if
+       :: wouter -> wjoin(0)
+       :: else -> skip
+       fi
+#endif
     od;
 #ifdef REQUEST
     /* No answer is left behind (a late one would be a lost range). */
@@ -551,6 +748,85 @@ inline maybe_share()
     skip
 }
 
+#ifdef JOINASK
+/* The owner waits for record k, which the worker runs (TAKEN, no waiter
+ * bit yet): it may ask the worker for records forked inside k's job
+ * (join_ask), for as long as it likes, and runs what it is answered. */
+inline join_ask(k)
+{
+    do
+    :: st[k] == S_DONE -> break
+    :: true -> break    /* asking is over: the waiter bit and the sleep */
+    :: atomic {
+           /* The TAKEN word: the runner's top (join_shared's load) ... */
+           (st[k] == S_TAKEN) -> afr = tfrom[k]
+       }
+       /* ... then the request, and the CAS into the asker word. */
+       ajob = k; afrom = afr;
+       atomic {
+           if
+           :: wreq == NONE -> wreq = OWNER; asked = true
+           :: else -> asked = false
+           fi
+       }
+       if
+       :: asked ->
+           printf("MSC: owner asks the worker (awaits %d)\n", k);
+           do
+           :: ombox != M_EMPTY -> break
+           :: atomic {
+                  if
+                  :: wreq == OWNER -> wreq = NONE; withdrawn = true
+                  :: else -> withdrawn = false
+                  fi
+              }
+              if
+              :: withdrawn -> break
+              :: else -> ombox != M_EMPTY; break /* the answer is coming */
+              fi
+           od;
+           if
+           :: ombox == M_RANGE ->
+               /* Claim and run the members oldest first; stop at the
+                * first that fails (the worker took it back). */
+               m2 = omlo;
+               do
+               :: m2 < omhi ->
+                   atomic {
+                       if
+                       :: wst[m2] == S_SHARED -> wst[m2] = S_TAKEN; claimed2 = true
+                       :: else -> claimed2 = false
+                       fi
+                   }
+                   if
+                   :: !claimed2 -> break
+                   :: else -> skip
+                   fi;
+#ifdef CHECK_JOINASK_REACHED
+                   assert(false);
+#endif
+                   /* Helping's leapfrog rule: only a record forked
+                    * inside the job awaited, this incarnation of it. */
+                   assert(wxk[m2] == k && wxi[m2] == inc[k]);
+                   assert(wruns[m2] == 0);
+                   wruns[m2] = 1;
+                   atomic { old2 = wst[m2]; wst[m2] = S_DONE }
+                   if
+                   :: old2 == S_TAKEN_W -> wwoken = true
+                   :: else -> skip
+                   fi;
+                   m2++
+               :: else -> break
+               od
+           :: else -> skip
+           fi;
+           ombox = M_EMPTY
+       :: else -> skip
+       fi
+    od
+}
+#endif
+
 /* The join of a shared record (or a stolen reserve): claim it back, or
  * wait for its runner. */
 inline claim_or_wait(k)
@@ -575,6 +851,9 @@ inline claim_or_wait(k)
         run_job(k);
         res[k] = inc[k]
     :: else ->
+#ifdef JOINASK
+        join_ask(k);
+#endif
 #ifdef BUG_WAITER_STORE
         wait = (st[k] == S_TAKEN);
         if
@@ -689,6 +968,10 @@ active proctype Owner()
     byte ownres = NONE;   /* the reserve the owner made, until its join */
     byte rq, w;
     bool got, wait, parked;
+#ifdef JOINASK
+    byte afr, m2, old2;
+    bool asked, withdrawn, claimed2;
+#endif
 
     r = 0;
     do
@@ -718,6 +1001,10 @@ active proctype Owner()
     }
 #else
     ownerdone = true
+#endif
+#ifdef JOINASK
+    /* No request is left in the asker word, no answer in the mailbox. */
+    assert(wreq == NONE && ombox == M_EMPTY)
 #endif
 }
 

@@ -651,7 +651,7 @@ static struct clove__job *take_share(clove_task *t, bool batch, uint32_t *n)
  * names the awaited record and that top (ask_job, ask_from); the runner
  * answers NOTHING unless the record is still TAKEN (so it still runs the
  * job) and its oldest record lies at that top or above (may_answer). The
- * handshake is the one above.
+ * handshake is the one above (model: claims.pml -DJOINASK).
  *
  * An asker is off the idle list meanwhile, so no share is handed to it
  * and its mailbox has one writer at a time.
