@@ -708,18 +708,27 @@ static uint64_t hd_expect(const struct hd *h)
     return s * h->chains;
 }
 
+/* Ranges answered to direct requests in the last robust_help_depth. */
+static uint64_t hd_answered;
+
 /* Deepest stack (bytes below the calling thread's top) of h on a pool of
- * `threads` threads with worker stacks of `stack` bytes, the caller on a
- * thread with a big stack. */
-size_t robust_help_depth(struct hd *h, unsigned threads, size_t stack);
-size_t robust_help_depth(struct hd *h, unsigned threads, size_t stack)
+ * `threads` threads with worker stacks of `stack` bytes and a heartbeat
+ * of heartbeat_us, the caller on a thread with a big stack. */
+size_t robust_help_depth(struct hd *h, unsigned threads, size_t stack, unsigned heartbeat_us);
+size_t robust_help_depth(struct hd *h, unsigned threads, size_t stack, unsigned heartbeat_us)
 {
-    clove_pool *p = pool_with(threads, stack);
+    clove_config c = {.threads = threads, .heartbeat_us = heartbeat_us, .stack_size = stack};
+    clove_pool *p = NULL;
+    ASSERT_OK(clove_pool_create(&p, &c));
     struct hd_run r = {p, h, 0};
     atomic_store(&hd_max_depth, 0);
     atomic_store(&h->leaves, 0);
     pthread_t th = spawn(hd_main, &r, (size_t)64 << 20);
     ASSERT_OK(pthread_join(th, NULL));
+    clove_stats s;
+    stats_settle(p);
+    ASSERT_OK(clove_pool_stats(p, &s, NULL, 0));
+    hd_answered = s.answered;
     clove_pool_destroy(p);
     ASSERT_EQ_U(r.out, hd_expect(h));
     ASSERT_EQ_U(atomic_load(&h->leaves), hd_leaves(h));
@@ -749,21 +758,41 @@ static size_t thread_base_depth(void)
 #define HD_MARGIN ((size_t)8 << 10)
 
 /* The deepest stack over the sequential one, at 8, 16 and 64 threads on
- * default stacks, for the chains and the wide tree: at most 1.1x plus
- * HD_MARGIN (the bound holds by construction, whatever the timing). */
+ * default stacks with a 1 us heartbeat, and at 2 threads with a 20 us one,
+ * for the chains and the wide tree: at most 1.1x plus HD_MARGIN (the
+ * bound holds by construction, whatever the timing). With more threads
+ * than CPUs, idle tasks do not spin, and only the ring's helping runs
+ * jobs at a join. With 2 threads on 2 CPUs or more they spin for an
+ * interval, long enough that a task waiting at a join asks the runner of
+ * its job for records (join_ask, after 2 us) and runs them there. */
 static void hd_measure(struct hd *h, const char *what)
 {
     double leaf = h->leaf_us;
     h->leaf_us = 0;
-    size_t seq = robust_help_depth(h, 1, 0);
+    size_t seq = robust_help_depth(h, 1, 0, 1);
     h->leaf_us = leaf;
-    static const unsigned threads[] = {8, 16, 64};
-    for (unsigned k = 0; k < 3; k++) {
-        size_t got = robust_help_depth(h, threads[k], 0);
-        test_log("help_depth_bound: %s: sequential %zu KB, %u threads %zu KB (%.3fx)\n", what,
-                 seq >> 10, threads[k], got >> 10, (double)got / (double)seq);
+    static const struct {
+        unsigned threads, heartbeat_us;
+        bool leaves;     /* leaves take leaf_us, else no time */
+        unsigned rounds; /* runs (before scaling) */
+    } pools[] = {{2, 20, false, 8}, {2, 20, true, 2}, {8, 1, true, 1}, {16, 1, true, 1},
+                 {64, 1, true, 1}};
+    for (unsigned k = 0; k < sizeof pools / sizeof pools[0]; k++) {
+        h->leaf_us = pools[k].leaves ? leaf : 0;
+        size_t rounds = pools[k].rounds > 1 ? scaled(pools[k].rounds, 2) : 1, got = 0;
+        uint64_t answered = 0;
+        for (size_t r = 0; r < rounds; r++) {
+            size_t d = robust_help_depth(h, pools[k].threads, 0, pools[k].heartbeat_us);
+            got = d > got ? d : got;
+            answered += hd_answered;
+        }
+        test_log("help_depth_bound: %s: sequential %zu KB, %u threads (heartbeat %u us, leaves "
+                 "%s) %zu KB (%.3fx), %ju ranges answered in %zu runs\n", what, seq >> 10,
+                 pools[k].threads, pools[k].heartbeat_us, pools[k].leaves ? "timed" : "empty",
+                 got >> 10, (double)got / (double)seq, (uintmax_t)answered, rounds);
         ASSERT_LE_U(got, seq + seq / 10 + HD_MARGIN);
     }
+    h->leaf_us = leaf;
 }
 
 void test_help_depth_bound(void)
@@ -771,9 +800,9 @@ void test_help_depth_bound(void)
     pthread_t wd = watchdog_start("help_depth_bound");
     /* Bytes per level, from a short sequential chain. */
     struct hd cal = {.depth = 200, .chains = 1, .leaf_us = 0};
-    size_t d200 = robust_help_depth(&cal, 1, 0);
+    size_t d200 = robust_help_depth(&cal, 1, 0, 1);
     cal.depth = 400;
-    size_t d400 = robust_help_depth(&cal, 1, 0);
+    size_t d400 = robust_help_depth(&cal, 1, 0, 1);
     size_t per_level = (d400 - d200) / 200;
     ASSERT_LE_U(HD_FRAME, per_level);
     /* A sequential depth of about 800 KB, on 1 MiB worker stacks: without
@@ -786,11 +815,11 @@ void test_help_depth_bound(void)
     if (tls > ((size_t)16 << 10))
         worker_stack += (tls + 0xFFFF) & ~(size_t)0xFFFF;
     struct hd h = {.depth = (unsigned)((800u << 10) / per_level), .chains = 64};
-    size_t seq = robust_help_depth(&h, 1, 0);
+    size_t seq = robust_help_depth(&h, 1, 0, 1);
     h.leaf_us = 1;
     unsigned rounds = (unsigned)scaled(6, 3);
     for (unsigned r = 0; r < rounds; r++) {
-        size_t got = robust_help_depth(&h, 16, worker_stack);
+        size_t got = robust_help_depth(&h, 16, worker_stack, 1);
         test_log("help_depth_bound: %zu bytes/level, %u levels: sequential %zu KB, "
                  "16 threads on %zu KiB stacks %zu KB (%.3fx)\n",
                  per_level, h.depth, seq >> 10, worker_stack >> 10, got >> 10,
