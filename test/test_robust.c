@@ -97,15 +97,21 @@ static uint64_t spin_us(double us)
     return x;
 }
 
-static clove_pool *pool_with(unsigned threads, size_t stack)
+static clove_pool *pool_with_heartbeat(unsigned threads, size_t stack, unsigned heartbeat_us)
 {
     clove_config c = {0};
     c.threads = threads;
-    c.heartbeat_us = 1;
+    c.heartbeat_us = heartbeat_us;
     c.stack_size = stack;
     clove_pool *p = NULL;
     ASSERT_OK(clove_pool_create(&p, &c));
     return p;
+}
+
+/* A 1 us heartbeat: sharing all the time. */
+static clove_pool *pool_with(unsigned threads, size_t stack)
+{
+    return pool_with_heartbeat(threads, stack, 1);
 }
 
 /* Checked tree sums on p from `callers` threads at once (each its own
@@ -533,6 +539,7 @@ struct hd {
     unsigned chains;  /* chains of the wide top */
     double leaf_us;   /* a leaf job's time */
     _Atomic uint64_t leaves;
+    uint64_t answered; /* ranges answered to direct requests in the last run */
 };
 
 struct hd_leaf {
@@ -708,18 +715,13 @@ static uint64_t hd_expect(const struct hd *h)
     return s * h->chains;
 }
 
-/* Ranges answered to direct requests in the last robust_help_depth. */
-static uint64_t hd_answered;
-
 /* Deepest stack (bytes below the calling thread's top) of h on a pool of
  * `threads` threads with worker stacks of `stack` bytes and a heartbeat
  * of heartbeat_us, the caller on a thread with a big stack. */
 size_t robust_help_depth(struct hd *h, unsigned threads, size_t stack, unsigned heartbeat_us);
 size_t robust_help_depth(struct hd *h, unsigned threads, size_t stack, unsigned heartbeat_us)
 {
-    clove_config c = {.threads = threads, .heartbeat_us = heartbeat_us, .stack_size = stack};
-    clove_pool *p = NULL;
-    ASSERT_OK(clove_pool_create(&p, &c));
+    clove_pool *p = pool_with_heartbeat(threads, stack, heartbeat_us);
     struct hd_run r = {p, h, 0};
     atomic_store(&hd_max_depth, 0);
     atomic_store(&h->leaves, 0);
@@ -728,7 +730,7 @@ size_t robust_help_depth(struct hd *h, unsigned threads, size_t stack, unsigned 
     clove_stats s;
     stats_settle(p);
     ASSERT_OK(clove_pool_stats(p, &s, NULL, 0));
-    hd_answered = s.answered;
+    h->answered = s.answered;
     clove_pool_destroy(p);
     ASSERT_EQ_U(r.out, hd_expect(h));
     ASSERT_EQ_U(atomic_load(&h->leaves), hd_leaves(h));
@@ -770,7 +772,6 @@ static void hd_measure(struct hd *h, const char *what)
     double leaf = h->leaf_us;
     h->leaf_us = 0;
     size_t seq = robust_help_depth(h, 1, 0, 1);
-    h->leaf_us = leaf;
     static const struct {
         unsigned threads, heartbeat_us;
         bool leaves;     /* leaves take leaf_us, else no time */
@@ -784,7 +785,7 @@ static void hd_measure(struct hd *h, const char *what)
         for (size_t r = 0; r < rounds; r++) {
             size_t d = robust_help_depth(h, pools[k].threads, 0, pools[k].heartbeat_us);
             got = d > got ? d : got;
-            answered += hd_answered;
+            answered += h->answered;
         }
         test_log("help_depth_bound: %s: sequential %zu KB, %u threads (heartbeat %u us, leaves "
                  "%s) %zu KB (%.3fx), %ju ranges answered in %zu runs\n", what, seq >> 10,
