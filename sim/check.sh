@@ -18,7 +18,8 @@
 # with batches lift 2 workers from no speed-up to more than 1.25x; the
 # variants of sim/fanout.md keep the invariants and lift 16 workers; with
 # claims, a runner still asks for one record after a long range. Machine
-# model: Spice's c4-standard-16 speed-ups within 15 %.
+# model: Spice's c4-standard-16 speed-ups within 15 %. Lace's policy
+# (--policy lace): the same invariants, and a balanced tree balances.
 # Usage: sim/check.sh [PYTHON]   (default python3). Exit 0 on success.
 set -eu
 PY=${1:-python3}
@@ -185,6 +186,29 @@ for P, pub in ((2, 1.96), (4, 3.64), (8, 6.55), (16, 10.9)):
     sp = t1 / cs.simulate(w, P, **spice)["time_ns"]
     check(abs(sp - pub) <= 0.15 * pub, f"spice on c4-standard-16, tree 1e8, {P} threads: "
           f"{sp:.2f}x vs published {pub}x ({100 * (sp - pub) / pub:+.1f} %)")
+
+# --policy lace (sim/lacesim.py): work stealing, node by node. 1 worker is
+# the sequential sum; no speed-up exceeds the worker count and the busy
+# worker-time covers the work; thieves steal; a balanced tree balances.
+for spec, c in [("tree:100000", 2.917), ("fib:22", 1.755), ("uts:300", 5.0)]:
+    w = cs.make_work(spec)
+    seq = w.size(w.root) * c
+    r1 = cs.simulate(w, 1, c_node=c, policy="lace")
+    check(abs(r1["time_ns"] - seq) <= 1e-9 * seq,
+          f"lace, {w.name}: 1 worker = sequential sum ({r1['time_ns']:.1f} ns)")
+    for P in (2, 16, 64):
+        for kw in ({}, dict(leap_random=False)):
+            r = cs.simulate(w, P, c_node=c, policy="lace", **kw)
+            sp = r1["time_ns"] / r["time_ns"]
+            busy = P * r["time_ns"] * (1 - r["idle_frac"])
+            check(sp <= P * (1 + 1e-9) and busy >= seq * (1 - 1e-9) and 0 <= r["idle_frac"] <= 1
+                  and r["stats"]["steals"] > 0,
+                  f"lace, {w.name}: P={P} {kw or 'default'}: speed-up {sp:.2f} <= {P}, busy "
+                  f"covers the work, {r['stats']['steals']} steals")
+w = cs.make_work("tree:1000000")
+sp = cs.simulate(w, 1, c_node=2.917, policy="lace")["time_ns"] / \
+    cs.simulate(w, 16, c_node=2.917, policy="lace")["time_ns"]
+check(sp >= 12, f"lace, tree 1e6, 16 workers: {sp:.2f}x >= 12x")
 
 m = designs.MEASURED[10000000]
 w = cs.TreeSum(10000000)

@@ -54,7 +54,10 @@ Models (see sim/README.md for the long version and the calibration):
     for wide fan-out (sim/fanout.md): per-member claims (--claims), idle
     tasks that spin before they sleep (--spin-us), requests answered into
     the requester's mailbox without the lock (--direct), joins that run
-    their own older records (--self-help).
+    their own older records (--self-help);
+  - a peer's rules instead of clove's: Spice (--policy spice, flags of
+    this model) or Lace's work stealing (--policy lace, a simulator of its
+    own, node by node: sim/lacesim.py).
 Not modelled: memory bandwidth and cache effects (a node costs the same
 whatever the number of workers, except for the crude --contention factor),
 other processes on the machine, the OS scheduler beyond a fixed wake
@@ -133,6 +136,8 @@ POLICIES = {
     # not anybody is idle (no beat on kick, no probe, no run-age gate).
     "spice": dict(cascade=False, reserve=False, request=False, batch=1, beat_on_kick=False,
                   probe_div=0, run_age_div=0),
+    # Lace's work stealing (sim/lacesim.py): a simulator of its own
+    "lace": dict(lace=True),
 }
 
 SHARED, TAKEN, DONE, RECLAIMED = 1, 2, 3, 4
@@ -2007,6 +2012,10 @@ def default_cost(work):
     return DEFAULTS["c_node_tree"].get(work.n, DEFAULTS["c_node_tree_other"])
 
 
+# Options of --policy lace only (sim/lacesim.py)
+LACE_OPTIONS = ("steal_us", "steal_fail_us", "sync_us", "leap_random")
+
+
 def simulate(work, P, c_node=None, machine=None, policy=None, **kw):
     """One run of work on P workers. machine: a MACHINES name (the node
     cost then depends on P); policy: a POLICIES name, whose rules the
@@ -2017,6 +2026,11 @@ def simulate(work, P, c_node=None, machine=None, policy=None, **kw):
         kw = {**POLICIES[policy], **kw}
     if machine is not None:
         c_node = machine_cost(MACHINES[machine], c_node, P)
+    if kw.pop("lace", False):
+        import lacesim
+        return lacesim.WorkSteal(work, P, c_node, **kw).run()
+    for k in LACE_OPTIONS:
+        kw.pop(k, None)
     return Sim(work, P, c_node, **kw).run()
 
 
@@ -2039,7 +2053,7 @@ def table(work, Ps, kw, out=sys.stdout, markdown=False):
         print("| workers | time | speed-up | idle | idle while work exists | all busy after (heartbeats) | shares |", file=out)
         print("|---|---|---|---|---|---|---|", file=out)
     for P, r, sp in rows:
-        ab = "-" if P == 1 else ("never" if r["all_busy_hb"] is None else f"{r['all_busy_hb']:.2f}")
+        ab = "-" if P == 1 or r.get("no_heartbeat") else ("never" if r["all_busy_hb"] is None else f"{r['all_busy_hb']:.2f}")
         if markdown:
             print(f"| {P} | {fmt_time(r['time_ns'])} | {sp:.2f}x | {100 * r['idle_frac']:.1f} % | "
                   f"{100 * r['idle_work_frac']:.1f} % | {ab} | {r['stats']['shares']} |", file=out)
@@ -2232,9 +2246,22 @@ def main(argv=None):
                          "(hyperthreads, memory contention; sim/README.md, \"Machines and "
                          "policies\"); default: none (every worker a whole core, no contention)")
     ap.add_argument("--policy", choices=sorted(POLICIES), default="clove",
-                    help="the runtime's rules: clove (src/, the default) or spice (no cascade, "
-                         "no reserve, no requests, no beat on kick); its rules override the "
-                         "rule options")
+                    help="the runtime's rules: clove (src/, the default), spice (no cascade, "
+                         "no reserve, no requests, no beat on kick; its rules override the "
+                         "rule options) or lace (work stealing with leapfrogging, "
+                         "sim/lacesim.py; the heartbeat options do not apply)")
+    ap.add_argument("--steal-us", type=float, default=0.1,
+                    help="with --policy lace: a steal that succeeds (a CAS on the victim's deque "
+                         "word and a cache miss for the task)")
+    ap.add_argument("--steal-fail-us", type=float, default=0.05,
+                    help="with --policy lace: a steal that finds nothing (a load of the victim's "
+                         "deque word)")
+    ap.add_argument("--sync-us", type=float, default=0.05,
+                    help="with --policy lace: a join that finds its task stolen (a fence)")
+    ap.add_argument("--leap-random", action=argparse.BooleanOptionalAction, default=True,
+                    help="with --policy lace: after 32 failed steals from the thief a waiting "
+                         "join steals once from a random worker (Lace's LACE_LEAP_RANDOM, "
+                         "default); --no-leap-random: leapfrogging only")
     ap.add_argument("--breakdown", action="store_true",
                     help="also print where the worker-time goes (worker-ms: the work, the "
                          "scheduler's overhead, waking, free workers and joiners spinning, "
@@ -2262,14 +2289,28 @@ def main(argv=None):
               self_help=a.self_help, look_us=a.look_us, join_desc=a.join_desc,
               breakdown=a.breakdown)
     kw = {**kw, **POLICIES[a.policy], "machine": a.machine}
+    if a.policy == "lace":
+        kw.update(steal_us=a.steal_us, steal_fail_us=a.steal_fail_us, sync_us=a.sync_us,
+                  leap_random=a.leap_random)
     for spec in a.workload or ["tree:1e7"]:
         work = make_work(spec)
         if a.machine and a.c_node is None and isinstance(work, TreeSum):
-            kw["c_node"] = MACHINES[a.machine]["tree_ns"][a.policy]
+            # --policy lace: clove's node cost (the policies compared on
+            # scheduling alone)
+            tn = MACHINES[a.machine]["tree_ns"]
+            kw["c_node"] = tn.get(a.policy, tn["clove"])
         if a.json:
             for P in a.workers:
                 r = simulate(work, P, **kw)
                 print(json.dumps(r))
+            continue
+        if a.policy == "lace":
+            print(f"{work.name}: policy lace, machine {a.machine or 'none'}, "
+                  f"c = {kw['c_node'] or default_cost(work)} ns/"
+                  f"{'unit' if getattr(work, 'long', False) else 'node'}, steal {a.steal_us:g} us, "
+                  f"failed steal {a.steal_fail_us:g} us, sync of a stolen task {a.sync_us:g} us, "
+                  f"{'random steals after 32 failed leaps' if a.leap_random else 'leapfrogging only'}")
+            table(work, a.workers, kw, markdown=a.markdown)
             continue
         print(f"{work.name}: policy {a.policy}, machine {a.machine or 'none'}, "
               f"c = {kw['c_node'] or default_cost(work)} ns/"
