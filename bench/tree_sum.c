@@ -33,11 +33,13 @@
  *
  * Samples are interleaved (one sample of every configuration per round) so
  * that drift of a noisy machine hits all configurations alike. For small
- * trees one sample times a batch of runs and divides (see --batch).
+ * trees one sample times a batch of runs and divides (see --batch). With
+ * --gap-ms every run follows an untimed pause long enough for the pool's
+ * threads and its heartbeat thread to fall asleep (isolated runs).
  *
  * Usage: tree_sum [-n NODES]... [-t THREADS]... [--baseline] [--split]
  *                 [--split-min NODES] [--forms] [--peers] [--impl IMPL]...
- *                 [--only IMPL] [--reps R]
+ *                 [--only IMPL] [--reps R] [--gap-ms G]
  *                 [--batch B] [--min-time S] [--peer-time S] [--peer-reps P]
  *                 [--warmup W] [--heartbeat US] [--csv FILE] [--raw FILE]
  *                 [--quick]
@@ -144,6 +146,7 @@ struct work {
     const node *root;
     int64_t n;
     unsigned batch;
+    double gap_s; /* --gap-ms: an untimed pause before each run */
 };
 
 static int64_t run_once(const bench_config *c, const node *root)
@@ -176,8 +179,13 @@ static double sample(const bench_config *c, void *ctx)
     const int64_t expect = n * (n + 1) / 2;
     if (c->impl == IMPL_OMP)
         bench_omp_prepare(c->threads);
-    double t0 = bench_now_ns();
+    double t0 = bench_now_ns(), paused = 0;
     for (unsigned i = 0; i < batch; i++) {
+        if (w->gap_s > 0) { /* the pause is not timed */
+            double p0 = bench_now_ns();
+            bench_sleep_s(w->gap_s);
+            paused += bench_now_ns() - p0;
+        }
         int64_t got = run_once(c, root);
         if (got != expect) {
             fprintf(stderr,
@@ -187,7 +195,7 @@ static double sample(const bench_config *c, void *ctx)
             abort();
         }
     }
-    return bench_now_ns() - t0;
+    return bench_now_ns() - t0 - paused;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -198,7 +206,7 @@ static void usage(void)
 {
     fputs("usage: tree_sum [-n NODES]... [-t THREADS]... [--baseline] [--split]\n"
           "                [--split-min NODES] [--forms] [--peers] [--impl IMPL]...\n"
-          "                [--only IMPL] [--reps R]\n"
+          "                [--only IMPL] [--reps R] [--gap-ms G]\n"
           "                [--batch B] [--min-time SECONDS] [--peer-time SECONDS]\n"
           "                [--peer-reps P] [--warmup W] [--heartbeat US]\n"
           "                [--csv FILE] [--raw FILE] [--quick]\n"
@@ -231,6 +239,9 @@ static void usage(void)
           "  --peer-reps P samples per peer configuration (overrides --peer-time)\n"
           "  --batch B     runs per sample (default: 1 for n >= 100000, else\n"
           "                enough runs for about 1M nodes per sample)\n"
+          "  --gap-ms G    pause G ms (untimed) before each run: isolated runs,\n"
+          "                which find the pool's threads asleep, as an application\n"
+          "                that calls clove_pool_run now and then does\n"
           "  --min-time S  target seconds per configuration (default 0.5)\n"
           "  --warmup W    untimed runs per configuration first (default 1)\n"
           "  --heartbeat US  clove heartbeat interval (default: the library's)\n"
@@ -247,6 +258,7 @@ int main(int argc, char **argv)
     unsigned long sizes[BENCH_MAX_LIST];
     size_t nsizes = 0;
     unsigned long split_min = 0; /* --split-min: no split below this size */
+    double gap_ms = 0;           /* --gap-ms: a pause before each run */
     bench_opts o;
     bench_opts_init(&o, impls, NIMPL, BENCH_OPT_BATCH | BENCH_OPT_WARMUP | BENCH_OPT_IMPL);
     for (int k = IMPL_ARGS; k <= IMPL_TYPED_DBG; k++) /* clove's other forms: --forms */
@@ -260,6 +272,8 @@ int main(int argc, char **argv)
             o.want[IMPL_BASELINE] = true;
         } else if (bench_is(&a, "--split")) {
             o.want[IMPL_SPLIT] = true;
+        } else if (bench_is(&a, "--gap-ms")) {
+            gap_ms = bench_parse_ul("--gap-ms", bench_value(&a), 10000);
         } else if (bench_is(&a, "--split-min")) {
             split_min = bench_parse_ul("--split-min", bench_value(&a), 1ul << 40);
         } else if (bench_is(&a, "--forms")) {
@@ -315,8 +329,8 @@ int main(int argc, char **argv)
 
         unsigned batch = (unsigned)o.batch;
         if (!batch)
-            batch = n >= 100000 ? 1 : (unsigned)((1000000 + n - 1) / n);
-        struct work w = { root, n, batch };
+            batch = n >= 100000 || gap_ms > 0 ? 1 : (unsigned)((1000000 + n - 1) / n);
+        struct work w = { root, n, batch, gap_ms / 1e3 };
 
         /* Warm-up (untimed), calibration and the peers' sample counts:
          * bench_plan_samples. */
