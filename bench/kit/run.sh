@@ -84,7 +84,7 @@ mem_kb=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo 2>/dev/null)
 notes=()
 case $mode in
   full)
-    tree_big=100000000 tree_args=(--reps 3)
+    tree_big=100000000 tree_args=(--reps 3) tree_mid=1000000 mid_args=(--reps 21)
     main=(--min-time 0.25) peer=(--peer-time 0.3 --reps 10) tree_peer=(--batch 100)
     fib=38 fib_p=30 uts=30000 uts_p=1000 nq=14 nq_p=12
     loops_n=(a "" b "" c "") loops_main=(--min-time 0.2) loops_peer=(--min-time 0.1 --peer-time 0.3)
@@ -92,7 +92,7 @@ case $mode in
     rayon_args=(--min-time 0.25 --min-samples 3)
     scale=1 ;;
   quick)
-    tree_big=10000000 tree_args=(--reps 3)
+    tree_big=10000000 tree_args=(--reps 3) tree_mid=1000000 mid_args=(--reps 11)
     main=(--min-time 0.1) peer=(--peer-time 0.1 --reps 5 --batch 1) tree_peer=(--batch 20)
     fib=32 fib_p=25 uts=3000 uts_p=800 nq=13 nq_p=11
     loops_n=(a 4000000 b 50000 c 100000) loops_main=(--min-time 0.08)
@@ -101,7 +101,7 @@ case $mode in
     rayon_args=(--min-time 0.1 --min-samples 3)
     scale=0.2 ;;
   smoke)
-    tree_big=100000 tree_args=(--quick)
+    tree_big=100000 tree_args=(--quick) tree_mid=100000 mid_args=(--quick)
     main=(--quick --batch 5) peer=(--quick --batch 5) tree_peer=(--batch 5)
     fib=18 fib_p=15 uts=100 uts_p=30 nq=9 nq_p=8
     loops_n=(a "" b "" c "") loops_main=(--quick) loops_peer=(--quick)
@@ -150,6 +150,12 @@ for p in omp tbb; do
   has_peer $p || continue
   plan tree_sum_small $p 0.5 0.8 ns_per_node tree_sum -n 1000 --only $p "${peer[@]}" "${tree_peer[@]}"
 done
+# A 10^6-node tree (3 ms on one core): back to back, and isolated, each
+# run after an untimed 2 ms pause, so that the workers and the heartbeat
+# thread sleep when it starts: the ramp-up that sim/machines.md predicts.
+plan tree_sum_mid all 2 0.3 ns_per_node tree_sum -n "$tree_mid" --baseline "${mid_args[@]}"
+plan tree_sum_isolated all 2 0.3 ns_per_node tree_sum -n "$tree_mid" --baseline --gap-ms 2 \
+  "${mid_args[@]}"
 rec fib fib "$fib" "$fib_p"
 rec uts uts "$uts" "$uts_p"
 ((uts_loop)) && rec uts uts_loop "$uts" "$uts_p" --shape loop
