@@ -605,7 +605,7 @@ class Sim:
                  direct=False, retry_us=1.0, scan_us=0.05, self_help=False, look_us=0.01,
                  join_desc=False, direct_joiners=True, handoff=True, handoff_only=False,
                  join_ask_after_us=0.0, join_links=8,
-                 owner_only=False,
+                 owner_only=False, start_gate=False,
                  breakdown=False,
                  max_events=50_000_000):
         # --claims: every share is a range of records (Range) whose members
@@ -695,6 +695,11 @@ class Sim:
         # interval / run_age_div (0: no such gate, the first pass beats it)
         self.run_age_div = run_age_div
         self.hb_wake_batch = hb_wake_batch
+        # what-if (--start-gate): a run whose start wakes the heartbeat
+        # thread gets its first beat a quarter interval (run_age_div)
+        # after the thread is awake, as a run that begins while the thread
+        # is awake does; src/: a whole interval
+        self.start_gate = start_gate
         # a share moves up to `batch` oldest queued forks into the ring and
         # wakes one idle task (k: as many forks, one wake each)
         self.batch = batch
@@ -1027,6 +1032,8 @@ class Sim:
                 # after a sleep with no run (run_enter's kick), or with
                 # --no-beat-on-kick: one full interval before the beat
                 at = awake + self.period
+                if self.start_gate and not self.hb_busy_sleep and self.run_age_div:
+                    at = awake + self.H / self.run_age_div + (self.period - self.H)
             self.hb_busy_sleep = False
             self.push(at, EV_BEAT, kind, self.hb_gen)
 
@@ -2250,6 +2257,11 @@ def main(argv=None):
                          "no reserve, no requests, no beat on kick; its rules override the "
                          "rule options) or lace (work stealing with leapfrogging, "
                          "sim/lacesim.py; the heartbeat options do not apply)")
+    ap.add_argument("--start-gate", action="store_true",
+                    help="what-if: a run whose start wakes the heartbeat thread gets its first "
+                         "beat a quarter interval (--run-age-div) after the thread is awake, as "
+                         "a run that begins while the thread is awake does; src/: a whole "
+                         "interval")
     ap.add_argument("--steal-us", type=float, default=0.1,
                     help="with --policy lace: a steal that succeeds (a CAS on the victim's deque "
                          "word and a cache miss for the task)")
@@ -2287,7 +2299,7 @@ def main(argv=None):
               handoff=a.handoff, handoff_only=a.handoff_only,
               join_ask_after_us=a.join_ask_after_us, join_links=a.join_links, owner_only=a.owner_only, retry_us=a.retry_us, scan_us=a.scan_us,
               self_help=a.self_help, look_us=a.look_us, join_desc=a.join_desc,
-              breakdown=a.breakdown)
+              start_gate=a.start_gate, breakdown=a.breakdown)
     kw = {**kw, **POLICIES[a.policy], "machine": a.machine}
     if a.policy == "lace":
         kw.update(steal_us=a.steal_us, steal_fail_us=a.steal_fail_us, sync_us=a.sync_us,
