@@ -359,6 +359,12 @@ struct clove__task {
                                         * this task (pool.c's struct run_ctx, in
                                         * its frame); NULL between runs and for
                                         * pool workers */
+    bool run_shared;                   /* owner: the clove_pool_run in progress
+                                        * on this task has shared through a
+                                        * beat or had its reserve stolen, so it
+                                        * is old enough to answer a direct
+                                        * request (share.c, answer_ask); reset
+                                        * when a run starts */
     _Atomic uint32_t run_gen;          /* atomic: clove_pool_run calls begun on this
                                         * task (wraps; constant for pool
                                         * workers): the owner increments it

@@ -225,6 +225,7 @@ void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove
     clove__tk(t)->run_ns = 0;
     clove__tk(t)->own_reserve = NULL;
     clove__tk(t)->run_ctx = NULL;
+    clove__tk(t)->run_shared = false;
     clove__tk(t)->nest = 0;
     t->thread = NULL;
     /* Armed: the first fork reserves (pools with workers only; without,
@@ -697,6 +698,7 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
         if (p->nworkers > 0) {
             atomic_store_explicit(&t->heartbeat, CLOVE__HB_ARM, memory_order_relaxed);
             clove__tk(t)->batch_n = 1;
+            clove__tk(t)->run_shared = false;
             atomic_store_explicit(&clove__tk(t)->run_gen,
                                   atomic_load_explicit(&clove__tk(t)->run_gen,
                                                        memory_order_relaxed) + 1,

@@ -418,6 +418,7 @@ static inline void rearm(clove_task *t)
 static void note_stolen(clove_task *t)
 {
     clove__count(t, CLOVE__ST_STOLEN, 1);
+    clove__tk(t)->run_shared = true;
     if (CLOVE__UNLIKELY(clove__tk(t)->slot->trace != NULL)) {
         /* reserve is still the NULL that the heartbeat thread's CAS (a
          * release, after its store of stolen_ns) wrote: only this owner
@@ -690,8 +691,15 @@ static void answer_ask(clove_task *t, clove_task *r)
 {
     uint32_t a = CLOVE__ANSWER_NOTHING, n = 0;
     uint64_t when = 0;
-    /* The exchange's acquire made r's request visible. */
-    if (clove__tk(r)->ask_gen == run_gen_of(t) && may_answer(t, r)) {
+    /* The exchange's acquire made r's request visible. A clove_pool_run
+     * answers only once it has shared by a beat or a steal, both of which
+     * wait for the run-age gate: a worker that ran a range of an earlier
+     * run and asks a run just begun gets NOTHING, so that a run shorter
+     * than a quarter interval shares nothing (clove.short_runs_not_shared
+     * and short_runs_after_shared_run). Pool workers run only work shared
+     * from such runs. */
+    if (clove__tk(r)->ask_gen == run_gen_of(t) &&
+        (clove__tk(t)->run_ctx == NULL || clove__tk(t)->run_shared) && may_answer(t, r)) {
         struct clove__job *j = take_share(t, clove__tk(r)->ask_req == CLOVE__HB_REQ, &n);
         if (j != NULL) {
             clove__tk(r)->mail = (struct clove__entry){j, t, n, run_gen_of(t)};
@@ -757,6 +765,14 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
         clove__tk(t)->own_reserve = NULL;
         note_stolen(t);
     }
+    /* A clove_pool_run that has not shared yet is young (answer_ask): a
+     * request in its word can only come from a worker asking it directly
+     * (a request through the ring names a run that shared), and the
+     * request's BEAT is no beat of the heartbeat thread's. Drop both; an
+     * asker still waiting is answered NOTHING below. */
+    if ((v & (CLOVE__HB_REQ | CLOVE__HB_REQ_ONE)) && clove__tk(t)->run_ctx != NULL &&
+        !clove__tk(t)->run_shared)
+        v &= CLOVE__HB_ARM;
     /* A worker waits for an answer (direct requests, above): answer it
      * first, then handle the beat as a plain one. */
     if (atomic_load_explicit(&clove__tk(t)->asker, memory_order_relaxed) != NULL) {
@@ -782,6 +798,7 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
             if ((p->idle_first != NULL || req) && !ring_full(p)) {
                 struct clove__job *j = take_share(t, (v & CLOVE__HB_REQ) != 0, &nshared);
                 if (j != NULL) {
+                    clove__tk(t)->run_shared = true;
                     wake = hand_locked(p, j, nshared, t, &call);
                     /* The share's time, read before the wake-up: the
                      * woken task may start the job, and this thread be

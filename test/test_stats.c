@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -262,6 +263,125 @@ void test_short_runs_not_shared(void)
     test_log("long run: %u trees, %ju shared, %ju stolen\n", a.runs,
              (uintmax_t)(s2.shared - s.shared), (uintmax_t)(s2.stolen - s.stolen));
     ASSERT_GE_U(s2.shared + s2.stolen, s.shared + s.stolen + 1);
+    tree_free(&tr);
+    clove_pool_destroy(p);
+}
+
+/*
+ * The same gate against direct requests. A pool worker that ran a range
+ * asks busy tasks for more without the lock: the range's owner first,
+ * else the pool's entry task if it has a reserve. The entry task here
+ * runs short runs back to back (the caller, B); another thread (A), which
+ * entered clove_pool_run while B held the entry task, runs one long run
+ * of long leaves: fork a leaf of half an interval, run another, join.
+ * The heartbeat thread steals A's reserve while A runs its leaf, the
+ * worker runs it, finds A with nothing queued, and asks B. B's runs are
+ * young, so B must answer NOTHING. B's shares are counted in its own
+ * slot (index 0), read after each run. Built with young runs answering,
+ * B handed records over in most processes.
+ */
+struct beside {
+    clove_pool *p;
+    double leaf_s;
+    _Atomic int in_a, in_b, stop;
+    unsigned taken; /* A's leaves that another thread ran */
+};
+
+static void spin_until(double t)
+{
+    while (now_s() < t)
+        ;
+}
+
+static int64_t leaf_job(clove_task *t, void *arg)
+{
+    (void)t;
+    spin_until(now_s() + ((struct beside *)arg)->leaf_s);
+    return 1;
+}
+
+static void long_leaves(clove_task *t, void *arg)
+{
+    struct beside *b = arg;
+    atomic_store(&b->in_a, 1);
+    while (!atomic_load(&b->stop)) {
+        clove_future f;
+        int64_t r;
+        clove_fork_value(t, &f, leaf_job, b);
+        spin_until(now_s() + b->leaf_s);
+        if (clove_join_value(t, &f, &r))
+            b->taken++;
+        else
+            r = leaf_job(t, b);
+        ASSERT_EQ_I(r, 1);
+    }
+}
+
+static void *beside_main(void *arg)
+{
+    struct beside *b = arg;
+    while (!atomic_load(&b->in_b))
+        ;
+    ASSERT_OK(clove_pool_run(b->p, long_leaves, b));
+    return NULL;
+}
+
+/* B's first run: holds the entry task until A is inside its run. */
+static void hold_entry(clove_task *t, void *arg)
+{
+    struct beside *b = arg;
+    (void)t;
+    atomic_store(&b->in_b, 1);
+    while (!atomic_load(&b->in_a))
+        ;
+}
+
+void test_short_runs_beside_a_long_one(void)
+{
+    struct tree tr;
+    tree_build(&tr, 2000, SHAPE_RANDOM, 0x5408);
+    clove_pool *p = make_pool(1, 0);
+    double c0 = now_s();
+    for (int i = 0; i < 20; i++)
+        run_tree_checked(p, &tr);
+    double run_s = (now_s() - c0) / 20;
+    clove_pool_destroy(p);
+    double hb_s = run_s * 32 > 0.002 ? run_s * 32 : 0.002;
+    ASSERT(hb_s <= CLOVE_MAX_HEARTBEAT_US / 1e6);
+    const unsigned HB_US = (unsigned)(hb_s * 1e6);
+    p = make_pool(2, HB_US);
+    struct beside b = {p, hb_s / 2, 0, 0, 0, 0};
+    pthread_t a;
+    ASSERT_OK(pthread_create(&a, NULL, beside_main, &b));
+    ASSERT_OK(clove_pool_run(p, hold_entry, &b));
+    const double min_age_s = HB_US / 4 * 0.99e-6;
+    unsigned runs = 0, young = 0;
+    uint64_t young_shares = 0;
+    clove_stats tot, s = {0}, prev = {0};
+    ASSERT_OK(clove_pool_stats(p, NULL, &prev, 1));
+    for (double t0 = now_s(), span = scaled_seconds(40 * hb_s, 40 * hb_s); now_s() - t0 < span;
+         runs++) {
+        double r0 = now_s();
+        run_tree_checked(p, &tr);
+        double d = now_s() - r0;
+        ASSERT_OK(clove_pool_stats(p, NULL, &s, 1));
+        if (d < min_age_s) {
+            young++;
+            young_shares += (s.shared + s.stolen) - (prev.shared + prev.stolen);
+        }
+        prev = s;
+    }
+    atomic_store(&b.stop, 1);
+    ASSERT_OK(pthread_join(a, NULL));
+    ASSERT_OK(clove_pool_stats(p, &tot, NULL, 0));
+    check_consistent(&tot);
+    test_log("beside a long run: heartbeat %u us, %u short runs, %u younger than %.0f us:"
+             " %ju handed over by them; %u of A's leaves run elsewhere, %ju answers\n",
+             HB_US, runs, young, min_age_s * 1e6, (uintmax_t)young_shares, b.taken,
+             (uintmax_t)tot.answered);
+    ASSERT_GE_U(young, 100);
+    ASSERT_GE_U(b.taken, 1); /* the worker did run A's leaves */
+    ASSERT_EQ_U(young_shares, 0);
     tree_free(&tr);
     clove_pool_destroy(p);
 }
