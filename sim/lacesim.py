@@ -46,7 +46,8 @@ NODE, SEQ, JOIN, WAIT, STOLEN, ROOT = range(6)
 
 class WorkSteal:
     """One run of `work` (a clovesim workload) on P workers under Lace's
-    rules; c_node: ns per unit of work.cost."""
+    rules; c_node: ns per unit of work.cost. clovesim.simulate passes its
+    heartbeat options too; they do not apply here (_ignored)."""
 
     def __init__(self, work, P, c_node, steal_us=0.1, steal_fail_us=0.05, sync_us=0.05,
                  done_us=0.01, leap_random=True, leap_attempts=32, quantum_ns=None, seed=1,
@@ -83,6 +84,11 @@ class WorkSteal:
         heap = [(0.0, i) for i in range(P)]
         heapq.heapify(heap)
 
+        def other(i):
+            """A worker other than i, at random (P > 1)."""
+            v = rnd(P - 1)
+            return v + 1 if v >= i else v
+
         def steal_from(i, v):
             """i steals v's oldest task: the task, or None."""
             if v == i or tail[v] >= len(dq[v]):
@@ -100,10 +106,7 @@ class WorkSteal:
             clk = now
             while clk <= horizon:
                 if not fr:                              # nothing to run: steal
-                    v = rnd(P - 1) if P > 1 else 0
-                    if v >= i:
-                        v += 1
-                    t = steal_from(i, v) if P > 1 else None
+                    t = steal_from(i, other(i)) if P > 1 else None
                     if t is None:
                         clk += self.c_fail
                         t_free[i] += self.c_fail
@@ -161,10 +164,7 @@ class WorkSteal:
                     s = steal_from(i, t[1])             # leapfrog: from the thief
                     if s is None and self.leap_random and n >= self.leap_attempts and P > 2:
                         n = 0
-                        v = rnd(P - 1)
-                        if v >= i:
-                            v += 1
-                        s = steal_from(i, v)
+                        s = steal_from(i, other(i))
                         if s is not None:
                             random_leaps += 1
                     if s is None:
@@ -199,6 +199,7 @@ class WorkSteal:
         return dict(
             workload=W.name, P=P, time_ns=T, c_node_ns=c,
             idle_frac=min(1.0, idle / total) if total else 0.0,
+            # every idle worker looks for work that exists while the run lasts
             idle_work_frac=min(1.0, idle / total) if total else 0.0,
             lock_frac=0.0,
             all_busy_hb=None, no_heartbeat=True,

@@ -696,7 +696,7 @@ static void answer_ask(clove_task *t, clove_task *r)
      * wait for the run-age gate: a worker that ran a range of an earlier
      * run and asks a run just begun gets NOTHING, so that a run shorter
      * than a quarter interval shares nothing (clove.short_runs_not_shared
-     * and short_runs_after_shared_run). Pool workers run only work shared
+     * and short_runs_beside_a_long_one). Pool workers run only work shared
      * from such runs. */
     if (clove__tk(r)->ask_gen == run_gen_of(t) &&
         (clove__tk(t)->run_ctx == NULL || clove__tk(t)->run_shared) && may_answer(t, r)) {

@@ -207,23 +207,30 @@ static void repeat_trees(clove_task *t, void *arg)
     } while (now_s() < a->until);
 }
 
+/* A heartbeat interval (seconds) against which runs of tr are short in
+ * every build: at least min_s and 32 runs (one run timed on a pool of one
+ * thread; sanitizers make it 50 times slower). */
+static double short_run_interval(const struct tree *tr, double min_s)
+{
+    clove_pool *p = make_pool(1, 0);
+    double c0 = now_s();
+    for (int i = 0; i < 20; i++)
+        run_tree_checked(p, tr);
+    double run_s = (now_s() - c0) / 20;
+    clove_pool_destroy(p);
+    double hb_s = run_s * 32 > min_s ? run_s * 32 : min_s;
+    ASSERT(hb_s <= CLOVE_MAX_HEARTBEAT_US / 1e6);
+    return hb_s;
+}
+
 void test_short_runs_not_shared(void)
 {
     struct tree tr;
     tree_build(&tr, 2000, SHAPE_RANDOM, 0x5407);
-    /* The interval: at least 4 ms and 32 runs (one run timed on a pool of
-     * one thread; sanitizers make it 50 times slower), so that the runs
-     * are short against it in every build. About 75 intervals long. */
-    clove_pool *p = make_pool(1, 0);
-    double c0 = now_s();
-    for (int i = 0; i < 20; i++)
-        run_tree_checked(p, &tr);
-    double run_s = (now_s() - c0) / 20;
-    clove_pool_destroy(p);
-    double hb_s = run_s * 32 > 0.004 ? run_s * 32 : 0.004;
-    ASSERT(hb_s <= CLOVE_MAX_HEARTBEAT_US / 1e6);
+    /* At least 4 ms; the test is about 75 intervals long. */
+    double hb_s = short_run_interval(&tr, 0.004);
     const unsigned HB_US = (unsigned)(hb_s * 1e6);
-    p = make_pool(2, HB_US);
+    clove_pool *p = make_pool(2, HB_US);
     double t0 = now_s(), span = scaled_seconds(75 * hb_s, 75 * hb_s);
     /* A little under the library's interval/4, so rounding cannot count a
      * run as young that the library saw as old. */
@@ -278,7 +285,7 @@ void test_short_runs_not_shared(void)
  * worker runs it, finds A with nothing queued, and asks B. B's runs are
  * young, so B must answer NOTHING. B's shares are counted in its own
  * slot (index 0), read after each run. Built with young runs answering,
- * B handed records over in most processes.
+ * B handed 8-31 records over in each of 4 processes.
  */
 struct beside {
     clove_pool *p;
@@ -340,16 +347,9 @@ void test_short_runs_beside_a_long_one(void)
 {
     struct tree tr;
     tree_build(&tr, 2000, SHAPE_RANDOM, 0x5408);
-    clove_pool *p = make_pool(1, 0);
-    double c0 = now_s();
-    for (int i = 0; i < 20; i++)
-        run_tree_checked(p, &tr);
-    double run_s = (now_s() - c0) / 20;
-    clove_pool_destroy(p);
-    double hb_s = run_s * 32 > 0.002 ? run_s * 32 : 0.002;
-    ASSERT(hb_s <= CLOVE_MAX_HEARTBEAT_US / 1e6);
+    double hb_s = short_run_interval(&tr, 0.002);
     const unsigned HB_US = (unsigned)(hb_s * 1e6);
-    p = make_pool(2, HB_US);
+    clove_pool *p = make_pool(2, HB_US);
     struct beside b = {p, hb_s / 2, 0, 0, 0, 0};
     pthread_t a;
     ASSERT_OK(pthread_create(&a, NULL, beside_main, &b));
