@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fault.c - the fault-injection hook of fault.h (test builds only). */
+/* fault.c - the test hooks of fault.h (test builds only). */
 #include "fault.h"
 
 #ifdef CLOVE_FAULT_INJECTION
@@ -23,6 +23,25 @@ int clove__fault_hit(int kind)
 {
     unsigned long n = atomic_fetch_add(&fault_seen[kind], 1) + 1;
     return n == atomic_load(&fault_nth[kind]);
+}
+
+/* The installed function and its context. A test installs and removes
+ * them while no pool runs; ctx is stored first, so a hook point that
+ * sees fn sees its ctx. */
+static _Atomic(clove__hook_fn *) hook_fn;
+static void *_Atomic hook_ctx;
+
+void clove__hook_set(clove__hook_fn *fn, void *ctx)
+{
+    atomic_store(&hook_ctx, ctx);
+    atomic_store(&hook_fn, fn);
+}
+
+void clove__hook(int point, unsigned long value)
+{
+    clove__hook_fn *fn = atomic_load(&hook_fn);
+    if (fn != NULL)
+        fn(atomic_load(&hook_ctx), point, value);
 }
 #else
 /* ISO C forbids an empty translation unit. */

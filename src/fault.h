@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fault.h - test hook: make the n-th allocation, thread creation or
- * synchronisation-object initialisation inside the library fail.
+ * fault.h - test hooks: make the n-th allocation, thread creation or
+ * synchronisation-object initialisation inside the library fail; call a
+ * test's function at a named point of the heartbeat thread, to hold it
+ * there while the test sets up a race.
  *
  * Compiled in only when the library is built with CLOVE_FAULT_INJECTION
  * (CMake target clove_testlib); in the shipped library the checks below
@@ -18,8 +20,22 @@ enum clove__fault_kind {
     CLOVE__FAULT_KINDS = 3
 };
 
+/* Points at which clove__hook calls the test's function. */
+enum clove__hook_point {
+    /* heartbeat_pass, the pool lock held, about to act on the entry
+     * task's run. value: bit 0 if it found the run's BEAT unanswered (it
+     * steals the reserve, if any, next), bit 1 if it beats the run after
+     * that. */
+    CLOVE__HOOK_ENTRY_PASS = 0
+};
+typedef void clove__hook_fn(void *ctx, int point, unsigned long value);
+
 #ifdef CLOVE_FAULT_INJECTION
 #include "clove.h"
+/* Install fn (NULL: none), called with ctx at every hook point. */
+CLOVE_API void clove__hook_set(clove__hook_fn *fn, void *ctx);
+/* Internal: call the installed function, if any. */
+void clove__hook(int point, unsigned long value);
 /* Arm: the nth (1-based) operation of that kind from now on fails; 0
  * disarms. Also resets the kind's counter. */
 CLOVE_API void clove__fault_arm(int kind, unsigned long nth);
@@ -29,6 +45,7 @@ CLOVE_API unsigned long clove__fault_count(int kind);
 int clove__fault_hit(int kind);
 #else
 #define clove__fault_hit(kind) 0
+#define clove__hook(point, value) ((void)0)
 #endif
 
 #endif

@@ -10,6 +10,7 @@
  * Lock rules: as pool.c (the pool lock is taken once per pass, only while
  * a task is idle and a run is in progress; wake-ups after unlocking).
  */
+#include "fault.h"
 #include "internal.h"
 #include "wait.h"
 
@@ -125,9 +126,21 @@ static uint64_t heartbeat_pass(clove_pool *p, enum hb_pass pass, uint64_t seen)
          * its reserve for it. (A task that answers shares by itself, its
          * reserve first, and spares this thread the wake-up calls.) A GATE
          * pass only beats: its runs have not been beaten yet. */
-        if (pass != HB_PASS_GATE &&
-            (atomic_load_explicit(&t->heartbeat, memory_order_relaxed) & CLOVE__HB_BEAT)) {
-            clove_task *k = clove__steal_locked(t);
+        bool unanswered = pass != HB_PASS_GATE &&
+                          (atomic_load_explicit(&t->heartbeat, memory_order_relaxed) & CLOVE__HB_BEAT);
+        /* The run this pass judged: for the entry task, the one that
+         * entry_gen named at the top (the run's run_gen), which may have
+         * ended since, and another begun, without the lock. The steal
+         * and the beat are for that run only (clove__steal_locked, and
+         * heartbeat_beat drops a beat tagged with an earlier run's
+         * generation). A registered task's run ends under the lock. */
+        uint32_t run_gen = t == &p->entry.pub
+                               ? gen
+                               : atomic_load_explicit(&clove__tk(t)->run_gen, memory_order_relaxed);
+        if (t == &p->entry.pub)
+            clove__hook(CLOVE__HOOK_ENTRY_PASS, (unanswered ? 1u : 0u) | (pass != HB_PASS_PROBE ? 2u : 0u));
+        if (unanswered) {
+            clove_task *k = clove__steal_locked(t, run_gen);
             if (k != NULL) {
                 wake[nwake++] = k;
                 if (nwake == sizeof wake / sizeof wake[0]) {
@@ -142,7 +155,8 @@ static uint64_t heartbeat_pass(clove_pool *p, enum hb_pass pass, uint64_t seen)
             }
         }
         if (pass != HB_PASS_PROBE)
-            atomic_store_explicit(&t->heartbeat, CLOVE__HB_BEAT, memory_order_release);
+            atomic_store_explicit(&t->heartbeat, CLOVE__HB_BEAT | clove__hb_gen(run_gen),
+                                  memory_order_release);
     }
     clove__unlock(p);
     for (unsigned i = 0; i < nwake; i++)

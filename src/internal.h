@@ -264,7 +264,7 @@ struct clove__entry {
     clove_task *owner;
     uint32_t n;
     uint32_t gen; /* owner's run_gen when shared: its runner's request
-                   * names it (CLOVE__HB_GEN_SHIFT) */
+                   * and beats name it (CLOVE__HB_GEN_SHIFT) */
 };
 
 /*
@@ -365,12 +365,16 @@ struct clove__task {
                                         * is old enough to answer a direct
                                         * request (share.c, answer_ask); reset
                                         * when a run starts */
-    _Atomic uint32_t run_gen;          /* atomic: clove_pool_run calls begun on this
-                                        * task (wraps; constant for pool
-                                        * workers): the owner increments it
-                                        * (relaxed) when a run starts; sharers
-                                        * read it while the owner has a record
-                                        * SHARED, so within that run */
+    _Atomic uint32_t run_gen;          /* atomic: the generation of the
+                                        * clove_pool_run in progress on this
+                                        * task, always odd (wraps; constant
+                                        * for pool workers): a registered
+                                        * task's goes up by two per run
+                                        * (clove__task_init, lock held), the
+                                        * entry task's is the run's entry_gen
+                                        * (stored relaxed by its owner);
+                                        * sharers read it while the owner has
+                                        * a record SHARED, so within that run */
     uint64_t run_ns;                   /* lock: clove_pool_run's task, when the
                                         * heartbeat thread first saw the run (0
                                         * until then, and for workers); reset at
@@ -400,12 +404,15 @@ struct clove__extern {
  * with a batch; REQ_ONE: it was not, answer with one record. */
 #define CLOVE__HB_REQ 4u
 #define CLOVE__HB_REQ_ONE 8u
-/* A request also carries, in the word's bits from this one up, the low
- * bits of the run_gen of the owner's run whose range its requester ran:
- * a request that lands after that run ended (the owner saw the last
- * DONE, returned, and entered clove_pool_run again before the requester
- * stored it) is dropped, not answered by a share in a run that may be far
- * too short for one (heartbeat_beat). */
+/* A word stored by another thread for one run of the owner carries, in
+ * its bits from this one up, the low bits of that run's run_gen (odd, so
+ * the tag is never 0): a request (the run whose range its requester ran),
+ * the heartbeat thread's beat, the ramp-up's beat. One that lands after
+ * that run ended (the owner returned and entered clove_pool_run again
+ * before it was stored: the entry task changes runs without the lock) is
+ * dropped, not answered by a share in a run that may be far too short for
+ * one (heartbeat_beat). Words the owner stores itself, and beats of
+ * workers (whose run never ends), carry no tag. */
 #define CLOVE__HB_GEN_SHIFT 8u
 /* Values of a task's answer word (share.c, "Direct requests"). */
 #define CLOVE__ANSWER_WAIT 0u
@@ -499,11 +506,13 @@ struct clove_pool {
      * handshake; acquire: it sees the last run's writes to entry) and
      * gives it back with a release store of the next even value, so every
      * run on entry has an odd value of its own, by which the heartbeat
-     * thread tells a new run from the last one. The heartbeat thread reads
-     * it once per pass, so a pass may still beat or steal from entry just
-     * after a run ended or as the next began: a beat is a hint, and a
-     * steal is the reserve's compare-and-swap, right for whichever run
-     * published the reserve. */
+     * thread tells a new run from the last one; it is also the run's
+     * run_gen. The heartbeat thread reads it once per pass, so a pass may
+     * still act on entry just after the run it judged ended and the next
+     * began: its beat carries that run's generation, which the next run
+     * drops (CLOVE__HB_GEN_SHIFT), and it steals a reserve only when it
+     * reads entry_gen unchanged after loading the reserve
+     * (clove__steal_locked). */
     _Atomic uint32_t entry_gen;
 
     /* -- The entry task. ------------------------------------------------ */
@@ -643,7 +652,7 @@ bool clove__idle_remove_locked(clove_task *t);
 /* The heartbeat thread's claim on w's reserve (lock held): if w has one and
  * a task is idle, share it and return the idle task taken off the idle
  * list, to be woken after unlocking; else NULL. */
-clove_task *clove__steal_locked(clove_task *w);
+clove_task *clove__steal_locked(clove_task *w, uint32_t gen);
 
 /* heartbeat.c: the heartbeat thread's function; clove__hb_kick wakes it
  * if it sleeps (call after making runs or idle_count non-zero, without

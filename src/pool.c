@@ -233,9 +233,11 @@ void clove__task_init(clove_task *t, clove_pool *p, uint32_t index, struct clove
     if (p->nworkers > 0)
         atomic_store_explicit(&t->heartbeat, CLOVE__HB_ARM, memory_order_relaxed);
     /* A new run on t (its memory starts zeroed; a task's struct is
-     * initialised again for each run it serves, never for a worker). */
+     * initialised again for each run it serves, never for a worker). Odd,
+     * as the entry task's (entry_gen), so that every tag made of it is
+     * nonzero (CLOVE__HB_GEN_SHIFT). */
     atomic_store_explicit(&clove__tk(t)->run_gen,
-                          atomic_load_explicit(&clove__tk(t)->run_gen, memory_order_relaxed) + 1,
+                          (atomic_load_explicit(&clove__tk(t)->run_gen, memory_order_relaxed) | 1u) + 2u,
                           memory_order_relaxed);
     /* Threads entering clove_pool_run with an index >= nthreads get a
      * slot of their own from clove_pool_run. */
@@ -699,10 +701,10 @@ int clove_pool_run(clove_pool *p, clove_fn *fn, void *arg)
             atomic_store_explicit(&t->heartbeat, CLOVE__HB_ARM, memory_order_relaxed);
             clove__tk(t)->batch_n = 1;
             clove__tk(t)->run_shared = false;
-            atomic_store_explicit(&clove__tk(t)->run_gen,
-                                  atomic_load_explicit(&clove__tk(t)->run_gen,
-                                                       memory_order_relaxed) + 1,
-                                  memory_order_relaxed);
+            /* The run's generation is its entry_gen: the heartbeat thread
+             * reads that one, without the lock, and tags with it what it
+             * stores for the run (clove__steal_locked). */
+            atomic_store_explicit(&clove__tk(t)->run_gen, c.gen, memory_order_relaxed);
             clove__hb_kick(p);
         }
     } else if (run_register(p, &c) != 0) {

@@ -174,10 +174,10 @@ static uint32_t run_gen_of(clove_task *owner)
     return atomic_load_explicit(&clove__tk(owner)->run_gen, memory_order_relaxed);
 }
 
-static uint32_t ring_push(clove_pool *p, struct clove__job *j, clove_task *owner)
+static uint32_t ring_push(clove_pool *p, struct clove__job *j, clove_task *owner, uint32_t gen)
 {
     uint32_t slot = (uint32_t)(p->ring_tail & (p->ring_cap - 1));
-    p->ring[slot] = (struct clove__entry){j, owner, 1, run_gen_of(owner)};
+    p->ring[slot] = (struct clove__entry){j, owner, 1, gen};
     p->ring_tail++;
     /* One writer (the lock): a load and a store, not a read-modify-write. */
     atomic_store_explicit(&p->ring_pushes,
@@ -318,16 +318,18 @@ static bool relay_locked(clove_pool *p, bool free_only)
  * task runs it: into a free idle task's mailbox, else into the ring.
  * Returns the idle task taken off the idle list (that free one, else the
  * first idle task), or NULL if nobody is idle; the caller wakes it after
- * unlocking if *call. Lock held; ring not full. */
+ * unlocking if *call. gen: the owner's run_gen in the run that forked
+ * the records (struct clove__entry's gen; its beat below carries it).
+ * Lock held; ring not full. */
 static clove_task *hand_locked(clove_pool *p, struct clove__job *j, uint32_t n,
-                               clove_task *owner, bool *call)
+                               clove_task *owner, uint32_t gen, bool *call)
 {
     clove_task *wake = idle_free_locked(p);
     bool handed = wake != NULL;
     if (handed) {
-        clove__tk(wake)->mail = (struct clove__entry){j, owner, n, run_gen_of(owner)};
+        clove__tk(wake)->mail = (struct clove__entry){j, owner, n, gen};
     } else {
-        uint32_t slot = ring_push(p, j, owner);
+        uint32_t slot = ring_push(p, j, owner, gen);
         p->ring[slot].n = n;
         wake = p->idle_first;
     }
@@ -341,7 +343,8 @@ static clove_task *hand_locked(clove_pool *p, struct clove__job *j, uint32_t n,
      * here for one that skips the ring. */
     if (handed && p->idle_first != NULL) {
         atomic_store_explicit(&wake->heartbeat, CLOVE__HB_BEAT, memory_order_relaxed);
-        atomic_store_explicit(&owner->heartbeat, CLOVE__HB_BEAT, memory_order_relaxed);
+        atomic_store_explicit(&owner->heartbeat, CLOVE__HB_BEAT | clove__hb_gen(gen),
+                              memory_order_relaxed);
     }
     return wake;
 }
@@ -538,16 +541,28 @@ static void mark_shared(struct clove__job *j, uintptr_t bits)
 
 /*
  * The heartbeat thread's half (lock held): if w has a reserve and a task is
- * idle, claim the reserve and share it. Returns the idle task taken off the
+ * idle, claim the reserve and share it. gen: the run_gen of w's run that
+ * left its beat unanswered; for the entry task, the odd entry_gen the
+ * caller read, since that run may have ended and another begun without
+ * the lock (clove_pool.entry_gen). Returns the idle task taken off the
  * idle list, which the caller wakes after unlocking, or NULL.
  */
-clove_task *clove__steal_locked(clove_task *w)
+clove_task *clove__steal_locked(clove_task *w, uint32_t gen)
 {
     clove_pool *p = w->pool;
     if (p->idle_first == NULL || ring_full(p))
         return NULL;
-    struct clove__job *j = atomic_load_explicit(&clove__tk(w)->reserve, memory_order_relaxed);
+    /* Acquire: a reserve published by a later run on the entry task
+     * (reserve_oldest's release store) comes after that run's exchange of
+     * entry_gen, which the load below then sees. A reserve of the run
+     * gen is that run's, unless, between this load and the CAS, it took
+     * the record back, ended, and the next run reserved the same record
+     * (the same address: the first record of the job stack): a window of
+     * a few instructions, in which the young run may lose its reserve. */
+    struct clove__job *j = atomic_load_explicit(&clove__tk(w)->reserve, memory_order_acquire);
     if (j == NULL)
+        return NULL;
+    if (w == &p->entry.pub && atomic_load_explicit(&p->entry_gen, memory_order_relaxed) != gen)
         return NULL;
     /* The steal's time for the trace, stored before the CAS and published
      * by it (release): the owner notices the steal by reading reserve ==
@@ -566,10 +581,11 @@ clove_task *clove__steal_locked(clove_task *w)
      * and before the idle task is taken (its idle_count store, also a
      * release, is what the owner's hint may see first): an owner that sees
      * either sees the CAS, so it drops its stale reserve at its next fork
-     * (model: BUG_STEAL_NO_BEAT). */
-    atomic_store_explicit(&w->heartbeat, CLOVE__HB_BEAT, memory_order_release);
+     * (model: BUG_STEAL_NO_BEAT). Tagged with gen: should the run have
+     * ended meanwhile, the next one drops it (heartbeat_beat). */
+    atomic_store_explicit(&w->heartbeat, CLOVE__HB_BEAT | clove__hb_gen(gen), memory_order_release);
     bool call;
-    return hand_locked(p, j, 1, w, &call);
+    return hand_locked(p, j, 1, w, gen, &call);
 }
 
 /* Take t's oldest record (its reserve, else the queue's oldest) and, for
@@ -765,6 +781,13 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
         clove__tk(t)->own_reserve = NULL;
         note_stolen(t);
     }
+    /* A word tagged with an earlier run's generation (CLOVE__HB_GEN_SHIFT:
+     * a request, or a beat stored by another thread for that run) landed
+     * after that run ended: drop it, beat and all (it replaced whatever
+     * the word held). */
+    if ((v >> CLOVE__HB_GEN_SHIFT) != 0 &&
+        (v ^ clove__hb_gen(run_gen_of(t))) >> CLOVE__HB_GEN_SHIFT != 0)
+        v = 0;
     /* A clove_pool_run that has not shared yet is young (answer_ask): a
      * request in its word can only come from a worker asking it directly
      * (a request through the ring names a run that shared), and the
@@ -782,11 +805,6 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
             v &= CLOVE__HB_BEAT | CLOVE__HB_ARM;
         }
     }
-    /* A request from an earlier run on t: drop it, beat and all (it
-     * replaced whatever the word held). */
-    if ((v & (CLOVE__HB_REQ | CLOVE__HB_REQ_ONE)) &&
-        (v ^ clove__hb_gen(run_gen_of(t))) >> CLOVE__HB_GEN_SHIFT != 0)
-        v = 0;
     if (v & CLOVE__HB_BEAT) {
         clove__count(t, CLOVE__ST_HEARTBEATS, 1);
         /* A request (REQ or REQ_ONE): share even with nobody idle yet;
@@ -799,7 +817,7 @@ static CLOVE__NOINLINE void heartbeat_beat(clove_task *t, uint32_t v)
                 struct clove__job *j = take_share(t, (v & CLOVE__HB_REQ) != 0, &nshared);
                 if (j != NULL) {
                     clove__tk(t)->run_shared = true;
-                    wake = hand_locked(p, j, nshared, t, &call);
+                    wake = hand_locked(p, j, nshared, t, run_gen_of(t), &call);
                     /* The share's time, read before the wake-up: the
                      * woken task may start the job, and this thread be
                      * preempted, before the wake-up call returns. */
@@ -908,7 +926,7 @@ static void run_claimed(clove_task *t, struct clove__job *m, uintptr_t s, clove_
  * records stay SHARED: whoever takes the entry claims them in turn) and
  * wake that task. Returns the new end of t's part. */
 static struct clove__job *split_batch(clove_task *t, struct clove__job *lo,
-                                      struct clove__job *hi, clove_task *owner)
+                                      struct clove__job *hi, clove_task *owner, uint32_t gen)
 {
     clove_pool *p = t->pool;
     clove__heartbeat_slow(t);
@@ -921,7 +939,7 @@ static struct clove__job *split_batch(clove_task *t, struct clove__job *lo,
     /* mid not SHARED: its owner claimed it back, and the newer ones. */
     if (idle_free_locked(p) != NULL && !ring_full(p) &&
         (clove__state_get(mid) & CLOVE__TAG_MASK) == CLOVE__TAG_SHARED) {
-        wake = hand_locked(p, mid, (uint32_t)(hi - mid), owner, &call);
+        wake = hand_locked(p, mid, (uint32_t)(hi - mid), owner, gen, &call);
         hi = mid;
     }
     clove__unlock(p);
@@ -940,13 +958,13 @@ static struct clove__job *split_batch(clove_task *t, struct clove__job *lo,
  * (or a runner holding a stale range of an earlier share took it; then
  * the owner claims the rest back). Model: the runner in model/claims.pml. */
 static void run_batch(clove_task *t, struct clove__job *lo, struct clove__job *hi,
-                      clove_task *owner)
+                      clove_task *owner, uint32_t gen)
 {
     for (; lo < hi; lo++) {
         if (hi - lo > 1 &&
             CLOVE__UNLIKELY(atomic_load_explicit(&t->heartbeat, memory_order_relaxed) &
                             CLOVE__HB_BEAT))
-            hi = split_batch(t, lo, hi, owner);
+            hi = split_batch(t, lo, hi, owner, gen);
         uintptr_t s;
         if (!claim(t, lo, &s))
             return;
@@ -961,6 +979,7 @@ struct running_job {
     struct clove__job *j;
     uint32_t n;
     clove_task *owner;
+    uint32_t gen; /* the owner's run (struct clove__entry's gen) */
     uintptr_t seen;
     const void *site; /* the job's code, for messages; NULL for a batch */
 };
@@ -969,7 +988,7 @@ static void run_job(void *p)
 {
     struct running_job *r = p;
     if (r->n > 1) {
-        run_batch(r->t, r->j, r->j + r->n, r->owner);
+        run_batch(r->t, r->j, r->j + r->n, r->owner, r->gen);
     } else {
         run_claimed(r->t, r->j, r->seen, r->owner);
     }
@@ -1034,7 +1053,8 @@ static bool run_one_locked(clove_task *t, const struct clove__job *from)
      * protocol is unchanged. */
     if (p->idle_first != NULL) {
         atomic_store_explicit(&t->heartbeat, CLOVE__HB_BEAT, memory_order_relaxed);
-        atomic_store_explicit(&e.owner->heartbeat, CLOVE__HB_BEAT, memory_order_relaxed);
+        atomic_store_explicit(&e.owner->heartbeat, CLOVE__HB_BEAT | clove__hb_gen(e.gen),
+                              memory_order_relaxed);
     }
     clove__unlock(p);
     run_entry(t, &e);
@@ -1052,7 +1072,7 @@ static bool run_range(clove_task *t, const struct clove__entry *ep, uint64_t *t0
     /* Work came: a request made before this is answered or moot. */
     clove__tk(t)->asked = false;
     clove__tk(t)->ask_to = NULL;
-    struct running_job r = {t, e.job, e.n, e.owner, 0, NULL};
+    struct running_job r = {t, e.job, e.n, e.owner, e.gen, 0, NULL};
     if (e.n == 1) {
         if (!claim(t, e.job, &r.seen))
             return false;

@@ -386,6 +386,134 @@ void test_short_runs_beside_a_long_one(void)
     clove_pool_destroy(p);
 }
 
+/*
+ * A heartbeat pass that judged the entry task's run old acts on the entry
+ * task only after that run ended and a new one began (the entry task
+ * changes hands without the pool lock). The test holds the pass at that
+ * point (CLOVE__HOOK_ENTRY_PASS, under the lock) until run B, on the same
+ * thread, has started and forked: the pass's beat, meant for run A, must
+ * not make B share, nor may the pass steal B's reserve; B is microseconds
+ * old. want: the hook's value (bit 0: A's beat unanswered, so the pass
+ * steals; bit 1: the pass beats).
+ */
+struct entry_race {
+    unsigned want;
+    _Atomic int a_running, fired, b_ready, released, timed_out;
+};
+
+static void entry_race_hook(void *ctx, int point, unsigned long value)
+{
+    struct entry_race *r = ctx;
+    if (point != CLOVE__HOOK_ENTRY_PASS || value != r->want || !atomic_load(&r->a_running) ||
+        atomic_load(&r->fired))
+        return;
+    atomic_store(&r->a_running, 0);
+    atomic_store(&r->fired, 1);
+    /* Run A returns, run B starts and forks: none of it takes the lock. */
+    for (double t0 = now_s(); !atomic_load(&r->b_ready);)
+        if (now_s() - t0 > 10) {
+            atomic_store(&r->timed_out, 1);
+            break;
+        }
+    atomic_store(&r->released, 1);
+}
+
+/* Run A: until the hook holds a pass on it. Ticking (want 2), its beats
+ * are answered; spinning without a tick (want 3), the next pass after a
+ * beat finds it unanswered. */
+static void entry_race_a(clove_task *t, void *arg)
+{
+    struct entry_race *r = arg;
+    atomic_store(&r->a_running, 1);
+    for (double t0 = now_s(); !atomic_load(&r->fired);) {
+        if (r->want == 2)
+            clove_tick(t);
+        if (now_s() - t0 > 20) {
+            atomic_store(&r->a_running, 0);
+            atomic_store(&r->timed_out, 1);
+            return;
+        }
+    }
+}
+
+static int64_t entry_race_leaf(clove_task *t, void *arg)
+{
+    (void)t;
+    return (int64_t)mix64((uint64_t)(uintptr_t)arg);
+}
+
+#define ENTRY_RACE_FORKS 8
+
+struct entry_race_b {
+    struct entry_race *r;
+    clove_pool *p;
+};
+
+/* Run B: fork, let the pass go on, fork once more, join everything. */
+static void entry_race_b(clove_task *t, void *arg)
+{
+    struct entry_race_b *b = arg;
+    struct entry_race *r = b->r;
+    clove_future f[ENTRY_RACE_FORKS + 1];
+    for (uintptr_t i = 0; i < ENTRY_RACE_FORKS; i++)
+        clove_fork_value(t, &f[i], entry_race_leaf, (void *)(i + 1));
+    atomic_store(&r->b_ready, 1);
+    while (!atomic_load(&r->released))
+        ;
+    /* The pass is done once the pool lock is free again (stats take it). */
+    clove_stats s;
+    ASSERT_OK(clove_pool_stats(b->p, &s, NULL, 0));
+    if (r->want == 2) /* the pass beat B: BEAT is in its word */
+        ASSERT(atomic_load_explicit(&t->heartbeat, memory_order_relaxed) & CLOVE__HB_BEAT);
+    /* A fork answers the beat. */
+    clove_fork_value(t, &f[ENTRY_RACE_FORKS], entry_race_leaf, (void *)(uintptr_t)(ENTRY_RACE_FORKS + 1));
+    for (int i = ENTRY_RACE_FORKS; i >= 0; i--) {
+        int64_t v;
+        if (!clove_join_value(t, &f[i], &v))
+            v = entry_race_leaf(t, (void *)(uintptr_t)(i + 1));
+        ASSERT_EQ_U((uint64_t)v, mix64((uint64_t)(i + 1)));
+    }
+}
+
+static void entry_race(unsigned want)
+{
+    struct entry_race r = {.want = want};
+    /* A long interval: the pass and both runs meet only through the hook. */
+    clove_pool *p = make_pool(2, 10000);
+    clove__hook_set(entry_race_hook, &r);
+    /* Run A shares nothing (it forks nothing), and the pass holds the
+     * lock from A's end to B's start: the counters before A. */
+    clove_stats s0, s1;
+    ASSERT_OK(clove_pool_stats(p, &s0, NULL, 0));
+    ASSERT_OK(clove_pool_run(p, entry_race_a, &r));
+    struct entry_race_b b = {&r, p};
+    ASSERT_OK(clove_pool_run(p, entry_race_b, &b));
+    stats_settle(p);
+    ASSERT_OK(clove_pool_stats(p, &s1, NULL, 0));
+    clove_pool_destroy(p);
+    clove__hook_set(NULL, NULL);
+    ASSERT_MSG(!atomic_load(&r.timed_out), "the heartbeat pass and the runs did not meet");
+    ASSERT(atomic_load(&r.fired));
+    test_log("entry race (%s): run B shared %ju, stolen %ju, ran elsewhere %ju\n",
+             want == 2 ? "beat" : "steal", (uintmax_t)(s1.shared - s0.shared),
+             (uintmax_t)(s1.stolen - s0.stolen), (uintmax_t)(s1.ran - s0.ran));
+    ASSERT_EQ_U(s1.shared - s0.shared, 0);
+    ASSERT_EQ_U(s1.stolen - s0.stolen, 0);
+    ASSERT_EQ_U(s1.ran - s0.ran, 0);
+}
+
+/* The pass beats A, which ticks; the beat lands in B. */
+void test_entry_race_beat(void)
+{
+    entry_race(2);
+}
+
+/* The pass finds A's beat unanswered and steals: B's reserve is there. */
+void test_entry_race_steal(void)
+{
+    entry_race(3);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Trace                                                                    */
 /* ------------------------------------------------------------------------ */
