@@ -208,6 +208,14 @@ static void repeat_trees(clove_task *t, void *arg)
     } while (now_s() < a->until);
 }
 
+/* The longest a run may last and still be young to the library (the
+ * run-age gate: interval / 4), a little under it, so that rounding cannot
+ * count a run as young that the library saw as old. */
+static double young_limit_s(unsigned hb_us)
+{
+    return hb_us / 4 * 0.99e-6;
+}
+
 /* A heartbeat interval (seconds) against which runs of tr are short in
  * every build: at least min_s and 32 runs (one run timed on a pool of one
  * thread; sanitizers make it 50 times slower). */
@@ -233,9 +241,7 @@ void test_short_runs_not_shared(void)
     const unsigned HB_US = (unsigned)(hb_s * 1e6);
     clove_pool *p = make_pool(2, HB_US);
     double t0 = now_s(), span = scaled_seconds(75 * hb_s, 75 * hb_s);
-    /* A little under the library's interval/4, so rounding cannot count a
-     * run as young that the library saw as old. */
-    const double min_age_s = HB_US / 4 * 0.99e-6;
+    const double min_age_s = young_limit_s(HB_US);
     unsigned runs = 0, young = 0;
     uint64_t young_shares = 0, old_shares = 0;
     clove_stats s = {0}, prev = {0};
@@ -355,7 +361,7 @@ void test_short_runs_beside_a_long_one(void)
     pthread_t a;
     ASSERT_OK(pthread_create(&a, NULL, beside_main, &b));
     ASSERT_OK(clove_pool_run(p, hold_entry, &b));
-    const double min_age_s = HB_US / 4 * 0.99e-6;
+    const double min_age_s = young_limit_s(HB_US);
     unsigned runs = 0, young = 0;
     uint64_t young_shares = 0;
     clove_stats tot, s = {0}, prev = {0};
@@ -400,7 +406,8 @@ void test_short_runs_beside_a_long_one(void)
 struct entry_race {
     unsigned want;
     _Atomic int a_running, fired, b_ready, released, timed_out;
-    double released_s; /* now_s() as the hook let the pass go on */
+    double released_s; /* now_s() as the hook let the pass go on; stored
+                        * before released, read after it */
 };
 
 static void entry_race_hook(void *ctx, int point, unsigned long value)
@@ -506,9 +513,7 @@ static bool entry_race_once(unsigned want, unsigned hb_us)
     test_log("entry race (%s): run B ended %.0f us after the pass, shared %ju, stolen %ju, ran elsewhere %ju\n",
              want == 2 ? "beat" : "steal", b_s * 1e6, (uintmax_t)(s1.shared - s0.shared),
              (uintmax_t)(s1.stolen - s0.stolen), (uintmax_t)(s1.ran - s0.ran));
-    /* As in short_runs_not_shared: a little under the library's
-     * interval/4, so that rounding cannot call young a run it saw old. */
-    if (b_s >= hb_us / 4 * 0.99e-6)
+    if (b_s >= young_limit_s(hb_us))
         return false;
     ASSERT_EQ_U(s1.shared - s0.shared, 0);
     ASSERT_EQ_U(s1.stolen - s0.stolen, 0);
