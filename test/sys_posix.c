@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +211,76 @@ int run_self_child(const char *name, char **err)
         ASSERT_MSG(errno == EINTR, "waitpid failed: errno %d", errno);
     *err = buf;
     return status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* A process that hangs                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* The first line of path into buf, without its newline ("?" if none). */
+static void read_line(const char *path, char *buf, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL || fgets(buf, (int)n, f) == NULL)
+        snprintf(buf, n, "?");
+    if (f != NULL)
+        fclose(f);
+    buf[strcspn(buf, "\n")] = 0;
+}
+
+void describe_hung(pid_t pid, const char *what)
+{
+    char path[320], comm[64], stat[512], call[256];
+    fprintf(stderr, "%s (pid %ld) seems to hang; its threads (tid, name, state, system call):\n",
+            what, (long)pid);
+    snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
+    DIR *d = opendir(path);
+    if (d != NULL) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_name[0] < '0' || e->d_name[0] > '9')
+                continue;
+            snprintf(path, sizeof path, "/proc/%ld/task/%s/comm", (long)pid, e->d_name);
+            read_line(path, comm, sizeof comm);
+            snprintf(path, sizeof path, "/proc/%ld/task/%s/stat", (long)pid, e->d_name);
+            read_line(path, stat, sizeof stat);
+            const char *st = strrchr(stat, ')');
+            snprintf(path, sizeof path, "/proc/%ld/task/%s/syscall", (long)pid, e->d_name);
+            read_line(path, call, sizeof call);
+            fprintf(stderr, "  %s %s %c %s\n", e->d_name, comm,
+                    st != NULL && st[1] == ' ' && st[2] ? st[2] : '?', call);
+        }
+        closedir(d);
+    }
+    fflush(stderr);
+    /* Every thread's stack, where gdb is installed and may attach (under
+     * an emulator it would show the emulator's). */
+    if (getenv("CLOVE_TEST_EMULATOR") != NULL || getenv("CLOVE_TEST_NO_GDB") != NULL)
+        return;
+    char arg[24];
+    snprintf(arg, sizeof arg, "%ld", (long)pid);
+    pid_t g = fork();
+    if (g < 0)
+        return;
+    if (g == 0) {
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0)
+            (void)dup2(null, 0);
+        (void)dup2(2, 1);
+        execlp("gdb", "gdb", "-nx", "-batch", "-p", arg, "-ex", "thread apply all bt",
+               (char *)NULL);
+        _exit(127); /* no gdb: the lines above are all there is */
+    }
+    int status;
+    double end = now_s() + 120;
+    while (waitpid(g, &status, WNOHANG) == 0) {
+        if (now_s() >= end) {
+            (void)kill(g, SIGKILL);
+            (void)waitpid(g, &status, 0);
+            break;
+        }
+        sleep_us(10000);
+    }
 }
 
 /* ------------------------------------------------------------------------ */

@@ -249,6 +249,12 @@ long long thread_ctx_switches(pid_t tid);
 /* One-letter state from /proc/self/task/TID/stat, or '?' if gone. */
 char thread_state(pid_t tid);
 
+/* Before a test kills a process that did not finish in time (POSIX):
+ * print to stderr each of its threads' name, state and system call, then,
+ * where gdb is installed, their stacks, so that a hang in CI says where it
+ * is. pid may be the caller's own. */
+void describe_hung(pid_t pid, const char *what);
+
 /* Run "clove_tests --misuse NAME" as a child process with stderr captured.
  * Returns the wait status; *err gets the captured stderr (malloc'd). */
 int run_self_child(const char *name, char **err);

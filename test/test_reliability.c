@@ -66,8 +66,13 @@ static void *watchdog_main(void *arg)
     struct watchdog *w = arg;
     double end = now_s() + w->seconds;
     while (!atomic_load(&w->done)) {
-        ASSERT_MSG(now_s() < end, "watchdog: %s did not finish within %.0f s (a hang?)",
-                   w->what, w->seconds);
+        if (now_s() >= end) {
+#ifndef _WIN32
+            describe_hung(getpid(), w->what);
+#endif
+            test_fail(__FILE__, __LINE__, "watchdog: %s did not finish within %.0f s (a hang?)",
+                      w->what, w->seconds);
+        }
         sleep_us(20000);
     }
     return NULL;
@@ -100,6 +105,7 @@ static int wait_child(pid_t pid, double seconds, const char *what)
         ASSERT_MSG(r == 0 || (r < 0 && errno == EINTR), "waitpid(%s) failed: errno %d",
                    what, errno);
         if (now_s() >= end) {
+            describe_hung(pid, what);
             (void)kill(pid, SIGKILL);
             while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
             }
@@ -837,6 +843,7 @@ static void wait_progress(pid_t pid, int fd, const char *when)
             }
         }
         if (now_s() >= end) {
+            describe_hung(pid, "the stop_cont child");
             (void)kill(pid, SIGKILL);
             (void)wait_child(pid, WATCHDOG_S, "the stop_cont child");
             test_fail(__FILE__, __LINE__,
