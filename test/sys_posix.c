@@ -106,10 +106,10 @@ long long thread_ctx_switches(pid_t tid)
     return found == 2 ? total : -1;
 }
 
-char thread_state(pid_t tid)
+/* The one-letter state in a /proc/.../stat file, or '?'. */
+static char stat_state(const char *path)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/self/task/%ld/stat", (long)tid);
+    char buf[512];
     FILE *f = fopen(path, "r");
     if (!f)
         return '?';
@@ -121,6 +121,13 @@ char thread_state(pid_t tid)
     if (!p || p[1] != ' ' || !p[2])
         return '?';
     return p[2];
+}
+
+char thread_state(pid_t tid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%ld/stat", (long)tid);
+    return stat_state(path);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -230,7 +237,7 @@ static void read_line(const char *path, char *buf, size_t n)
 
 void describe_hung(pid_t pid, const char *what)
 {
-    char path[320], comm[64], stat[512], call[256];
+    char path[320], comm[64], call[256];
     fprintf(stderr, "%s (pid %ld) seems to hang; its threads (tid, name, state, system call):\n",
             what, (long)pid);
     snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
@@ -243,12 +250,10 @@ void describe_hung(pid_t pid, const char *what)
             snprintf(path, sizeof path, "/proc/%ld/task/%s/comm", (long)pid, e->d_name);
             read_line(path, comm, sizeof comm);
             snprintf(path, sizeof path, "/proc/%ld/task/%s/stat", (long)pid, e->d_name);
-            read_line(path, stat, sizeof stat);
-            const char *st = strrchr(stat, ')');
+            char state = stat_state(path);
             snprintf(path, sizeof path, "/proc/%ld/task/%s/syscall", (long)pid, e->d_name);
             read_line(path, call, sizeof call);
-            fprintf(stderr, "  %s %s %c %s\n", e->d_name, comm,
-                    st != NULL && st[1] == ' ' && st[2] ? st[2] : '?', call);
+            fprintf(stderr, "  %s %s %c %s\n", e->d_name, comm, state, call);
         }
         closedir(d);
     }
