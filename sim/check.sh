@@ -18,7 +18,8 @@
 # with batches lift 2 workers from no speed-up to more than 1.25x; the
 # variants of sim/fanout.md keep the invariants and lift 16 workers; with
 # claims, a runner still asks for one record after a long range. Machine
-# model: Spice's c4-standard-16 speed-ups within 15 %. Lace's policy
+# model: Spice's c4-standard-16 speed-ups within 15 %; its memory contention
+# applies to the tree sum, not to fib or uts-loop. Lace's policy
 # (--policy lace): the same invariants, and a balanced tree balances.
 # Usage: sim/check.sh [PYTHON]   (default python3). Exit 0 on success.
 set -eu
@@ -186,6 +187,19 @@ for P, pub in ((2, 1.96), (4, 3.64), (8, 6.55), (16, 10.9)):
     sp = t1 / cs.simulate(w, P, **spice)["time_ns"]
     check(abs(sp - pub) <= 0.15 * pub, f"spice on c4-standard-16, tree 1e8, {P} threads: "
           f"{sp:.2f}x vs published {pub}x ({100 * (sp - pub) / pub:+.1f} %)")
+
+# The machine's memory contention scales with the workload's demand: none
+# for fib and uts-loop (hyperthreads alone: 8 cores + 0.68 x 8 at 16
+# threads), the fitted one for the tree sum.
+m = cs.MACHINES["c4-standard-16"]
+c16 = cs.machine_cost(m, 5.0, 16, 0.0)
+check(abs(5.0 * 16 / c16 - (8 + 0.68 * 8)) < 1e-9, f"c4-standard-16, no memory demand: 16 threads "
+      f"give {5.0 * 16 / c16:.2f} cores' worth (8 + 0.68 x 8)")
+check(cs.machine_cost(m, 5.0, 16, 1.0) > c16, "c4-standard-16: the tree's contention slows a node")
+check(cs.workload_mem_demand(cs.make_work("uts:10")) == 0.0 and
+      cs.workload_mem_demand(cs.make_work("fib:10")) == 0.0 and
+      cs.workload_mem_demand(cs.make_work("tree:1000")) == 1.0,
+      "memory demand: uts-loop and fib 0, the tree sum 1")
 
 # --policy lace (sim/lacesim.py): work stealing, node by node. 1 worker is
 # the sequential sum; no speed-up exceeds the worker count and the busy

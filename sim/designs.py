@@ -18,6 +18,10 @@
                         of sim/fanout.md, their effect on the other workloads,
                         and where the worker-time goes (a few minutes; not in
                         all)
+  designs.py sizes      uts-loop by tree size (b0 10000 to 100000), clove as
+                        built and Lace's policy (to b0 30000), 2 to 256 workers
+                        (sim/fanout.md, "By tree size"; about an hour; not
+                        in all)
 
 Quoted section names are those of sim/README.md. Measured figures are
 those of its "Calibration"; re-measure and edit MEASURED to re-validate on
@@ -551,6 +555,39 @@ def fanout_robust(ps=(16, 64)):
               f" | {sum(sp) / len(sp):.2f}x | {min(sp):.2f}x |", flush=True)
 
 
+# src/ as it is (sim/README.md, "clove as built"): D's claims, spin and
+# direct requests; a joiner asks its job's runner once it has waited 2 us;
+# no self-help.
+BUILT = dict(claims=True, spin_us=100, direct=True, join_links=1, join_ask_after_us=2)
+# The root's fan-out b0 of uts-loop: the 2-core benchmark's tree, larger
+# ones (a tree of b0 begins with that of every smaller b0), the scaling
+# kit's tree on 16 cores (30000) and bench/uts's default (100000).
+SIZES = (10000, 15000, 20000, 30000, 100000)
+
+
+def sizes(ps=(2, 16, 64, 256), b0s=SIZES, lace_max=30000):
+    """uts-loop by tree size: clove as built and --policy lace, speed-up
+    over one worker of the same policy (clove's lock share at 256). Lace
+    only up to b0 = lace_max: its simulator goes node by node, and the
+    149M nodes of b0 = 100000 would take it hours at 256 workers."""
+    print("| tree | nodes | 1 worker | " + " | ".join(f"{p} workers" for p in ps) + " |")
+    print("|---|---|---|" + "---|" * len(ps))
+    for b0 in b0s:
+        w = cs.make_work(f"uts:{b0}")
+        t1 = cs.simulate(w, 1)["time_ns"]
+        cells = []
+        for p in ps:
+            r = cs.simulate(w, p, **BUILT)
+            lock = f" (lock {100 * r['lock_frac']:.0f} %)" if p >= 256 else ""
+            if b0 <= lace_max:
+                lace = cs.simulate(w, p, policy="lace")
+                cells.append(f"{t1 / r['time_ns']:.2f}x{lock} / {t1 / lace['time_ns']:.2f}x")
+            else:
+                cells.append(f"{t1 / r['time_ns']:.2f}x{lock} / -")
+        print(f"| uts-loop {b0} | {w.nodes / 1e6:.1f}M | {t1 / 1e6:.1f} ms | " +
+              " | ".join(cells) + " |", flush=True)
+
+
 def fanout():
     print("\n### uts-loop 10000: speed-up, idle while work exists, wakes / empty, lock held\n")
     fanout_uts()
@@ -584,6 +621,9 @@ def main(argv):
         rejected()
     if what == "fanout":
         fanout()
+    if what == "sizes":
+        print("\n### uts-loop by tree size: clove as built / lace\n")
+        sizes()
     return 0
 
 
