@@ -19,8 +19,9 @@
 # variants of sim/fanout.md keep the invariants and lift 16 workers; with
 # claims, a runner still asks for one record after a long range. Machine
 # model: Spice's c4-standard-16 speed-ups within 15 %; its memory contention
-# applies to the tree sum, not to fib or uts-loop. Lace's policy
-# (--policy lace): the same invariants, and a balanced tree balances.
+# applies to the tree sum, not to fib or uts-loop. kit_compare.py reads a
+# kit run's machine.txt and CSV. Lace's policy (--policy lace): the same
+# invariants, and a balanced tree balances.
 # Usage: sim/check.sh [PYTHON]   (default python3). Exit 0 on success.
 set -eu
 PY=${1:-python3}
@@ -200,6 +201,27 @@ check(cs.workload_mem_demand(cs.make_work("uts:10")) == 0.0 and
       cs.workload_mem_demand(cs.make_work("fib:10")) == 0.0 and
       cs.workload_mem_demand(cs.make_work("tree:1000")) == 1.0,
       "memory demand: uts-loop and fib 0, the tree sum 1")
+
+# kit_compare.py reads a kit run: the machine from machine.txt's lscpu
+# lines, clove's rows of a CSV; 1 thread is 1.00x both ways, and a
+# measured 2-thread median of half the 1-thread one is 2.00x.
+import contextlib, io, os, tempfile
+import kit_compare
+with tempfile.TemporaryDirectory() as d:
+    with open(os.path.join(d, "machine.txt"), "w") as f:
+        f.write("cpus (nproc): 32\nlscpu:\nThread(s) per core:   2\nCore(s) per socket:   8\nSocket(s):   2\n")
+    with open(os.path.join(d, "fib.csv"), "w") as f:
+        f.write("workload,impl,threads,median,min,max,n,samples,heartbeat_us,unit\n"
+                "fib,baseline,1,0.4,0.4,0.4,22,5,0,ns_per_call\n"
+                "fib,clove,1,1.8,1.7,1.9,22,5,100,ns_per_call\n"
+                "fib,clove,2,0.9,0.85,0.95,22,5,100,ns_per_call\n")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = kit_compare.main([d])
+    text = out.getvalue()
+    ok = (rc == 0 and "16 cores x 2 hyperthreads" in text and "fib 22" in text and
+          "ns per call" in text and "  1     1.00x" in text and "  2     2.00x" in text)
+    check(ok, "kit_compare: a 2-socket machine.txt and fib.csv read back" + ("" if ok else "\n" + text))
 
 # --policy lace (sim/lacesim.py): work stealing, node by node. 1 worker is
 # the sequential sum; no speed-up exceeds the worker count and the busy

@@ -130,6 +130,14 @@ def machine_cost(m, c1, P, mem_demand=1.0):
     return c1 * P / throughput
 
 
+# src/ as it is (sim/README.md, "clove as built"), as Sim keyword arguments:
+# the claims, the spin before sleeping, the direct requests of free
+# workers and of joiners (a joiner asks its job's runner once it has
+# waited 2 us); no self-help. On the command line: --claims --spin-us 100
+# --direct --join-links 1 --join-ask-after-us 2.
+AS_BUILT = dict(claims=True, spin_us=100, direct=True, join_links=1, join_ask_after_us=2)
+
+
 # Policies (--policy): the rules of a runtime, as Sim keyword arguments.
 POLICIES = {
     "clove": {},

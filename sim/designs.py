@@ -555,10 +555,6 @@ def fanout_robust(ps=(16, 64)):
               f" | {sum(sp) / len(sp):.2f}x | {min(sp):.2f}x |", flush=True)
 
 
-# src/ as it is (sim/README.md, "clove as built"): D's claims, spin and
-# direct requests; a joiner asks its job's runner once it has waited 2 us;
-# no self-help.
-BUILT = dict(claims=True, spin_us=100, direct=True, join_links=1, join_ask_after_us=2)
 # The root's fan-out b0 of uts-loop: the 2-core benchmark's tree, larger
 # ones (a tree of b0 begins with that of every smaller b0), the scaling
 # kit's tree on 16 cores (30000) and bench/uts's default (100000).
@@ -577,7 +573,7 @@ def sizes(ps=(2, 16, 64, 256), b0s=SIZES, lace_max=30000):
         t1 = cs.simulate(w, 1)["time_ns"]
         cells = []
         for p in ps:
-            r = cs.simulate(w, p, **BUILT)
+            r = cs.simulate(w, p, **cs.AS_BUILT)
             lock = f" (lock {100 * r['lock_frac']:.0f} %)" if p >= 256 else ""
             if b0 <= lace_max:
                 lace = cs.simulate(w, p, policy="lace")
