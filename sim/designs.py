@@ -20,7 +20,7 @@
                         all)
   designs.py sizes      uts-loop by tree size (b0 10000 to 100000), clove as
                         built and Lace's policy (to b0 30000), 2 to 256 workers
-                        (sim/fanout.md, "By tree size"; about an hour; not
+                        (sim/fanout.md, "By tree size"; about 25 minutes; not
                         in all)
 
 Quoted section names are those of sim/README.md. Measured figures are
