@@ -69,12 +69,25 @@ long job_stack_maps(void)
     const uintptr_t want = CLOVE_JOB_STACK_DEPTH * sizeof(struct clove__job);
     char line[512];
     long n = 0;
+    /* A job stack is a read-write mapping of that size between two
+     * inaccessible ones (its guard pages, src/jobstack.c). The lines come
+     * in address order: a candidate waits for the next line to show its
+     * upper guard. Without the guards, a sanitizer's shadow split off into
+     * a line of the same size was once counted as a job stack. */
+    uintptr_t prev_hi = 0, cand_hi = 0;
+    bool prev_none = false, cand = false;
     while (fgets(line, sizeof line, f)) {
         uintptr_t lo, hi;
         char perms[8];
-        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &lo, &hi, perms) == 3 &&
-            hi - lo == want && perms[0] == 'r' && perms[1] == 'w')
+        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &lo, &hi, perms) != 3)
+            continue;
+        bool none = perms[0] == '-' && perms[1] == '-' && perms[2] == '-';
+        if (cand && lo == cand_hi && none)
             n++;
+        cand = hi - lo == want && perms[0] == 'r' && perms[1] == 'w' && prev_none && prev_hi == lo;
+        cand_hi = hi;
+        prev_hi = hi;
+        prev_none = none;
     }
     fclose(f);
     return n;

@@ -222,10 +222,10 @@ unsigned thread_count(void);
  * tests run in (qemu-user keeps one of its own in every process, also in
  * a fork child). */
 extern unsigned test_start_threads;
-/* Read-write mappings of exactly one default job stack's size in
- * /proc/self/maps (-1 where it cannot be read): pools of the default depth
- * must give back every job stack they mapped. Other mappings of that size
- * are unlikely but would only need to stay put during a test. */
+/* Job stacks of the default depth in /proc/self/maps (-1 where it cannot
+ * be read): read-write mappings of exactly that size between two guard
+ * pages. Pools of the default depth must give back every job stack they
+ * mapped. */
 long job_stack_maps(void);
 /* release_join.c: the joins and clove_fork as compiled with CLOVE_DEBUG 0. */
 bool release_join(clove_task *t, clove_future *f);
