@@ -2048,7 +2048,7 @@ LACE_OPTIONS = ("steal_us", "steal_fail_us", "sync_us", "leap_random")
 def simulate(work, P, c_node=None, machine=None, policy=None, mem_demand=None, **kw):
     """One run of work on P workers. machine: a MACHINES name (the node
     cost then depends on P); mem_demand: the machine's memory contention
-    scaled by this (default: the workload's own, mem_demand(work));
+    scaled by this (default: the workload's own, workload_mem_demand);
     policy: a POLICIES name, whose rules the keyword arguments may
     override."""
     if c_node is None:

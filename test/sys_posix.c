@@ -72,9 +72,9 @@ long job_stack_maps(void)
     /* A job stack is a read-write mapping of that size between two
      * inaccessible ones (its guard pages, src/jobstack.c). The lines come
      * in address order: a candidate waits for the next line to show its
-     * upper guard. Without the guards, a sanitizer's shadow split off into
-     * a line of the same size was once counted as a job stack. */
-    uintptr_t prev_hi = 0, cand_hi = 0;
+     * upper guard. Without the guards, any other read-write line of that
+     * size (a sanitizer's shadow, say) would count. */
+    uintptr_t prev_hi = 0;
     bool prev_none = false, cand = false;
     while (fgets(line, sizeof line, f)) {
         uintptr_t lo, hi;
@@ -82,10 +82,9 @@ long job_stack_maps(void)
         if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s", &lo, &hi, perms) != 3)
             continue;
         bool none = perms[0] == '-' && perms[1] == '-' && perms[2] == '-';
-        if (cand && lo == cand_hi && none)
+        if (cand && lo == prev_hi && none)
             n++;
         cand = hi - lo == want && perms[0] == 'r' && perms[1] == 'w' && prev_none && prev_hi == lo;
-        cand_hi = hi;
         prev_hi = hi;
         prev_none = none;
     }
