@@ -11,6 +11,17 @@
  * a round where it is much more had the machine busy elsewhere
  * (bench/paired_ratios.py counts those rounds apart).
  *
+ * The optional "copies" rows (--copies) generalize it to every -t count k:
+ * the baseline run on k threads at once, each the whole problem, timed
+ * from the start of the first thread to the end of the last, per work
+ * unit of all k copies (the wall time divided by k times one copy's
+ * units). That is the time a perfect parallel run on k threads of this
+ * machine would take, with no scheduler at all: the baseline's time over
+ * k where k cores run as fast as one, more where hyperthreads share a
+ * core, the clock drops with every core busy, or caches and memory are
+ * shared. baseline / copies is the machine's ceiling for a speed-up at
+ * k threads (sim/kit_compare.py reads it so).
+ *
  * Per size: the sequential kernel runs once, untimed, for the expected
  * result and the number of work units (calls, nodes); then every
  * configuration is warmed up, the others calibrated, and samples are taken
@@ -33,11 +44,12 @@
 #include <unistd.h>
 
 enum impl {
-    IMPL_BASELINE, IMPL_PAIR, IMPL_CLOVE, IMPL_TYPED, IMPL_OMP, IMPL_TBB, IMPL_OMP_CUT,
+    IMPL_BASELINE, IMPL_PAIR, IMPL_COPIES, IMPL_CLOVE, IMPL_TYPED, IMPL_OMP, IMPL_TBB, IMPL_OMP_CUT,
     IMPL_TBB_CUT, NIMPL
 };
 static const bench_impl impls[NIMPL] = {
-    { "baseline", BENCH_BASELINE, 1 }, { "pair", BENCH_OTHER, 2 }, { "clove", BENCH_CLOVE, 0 },
+    { "baseline", BENCH_BASELINE, 1 }, { "pair", BENCH_OTHER, 2 }, { "copies", BENCH_OTHER, 0 },
+    { "clove", BENCH_CLOVE, 0 },
     { "typed", BENCH_CLOVE, 0 },
     { "omp", BENCH_OMP, 0 },           { "tbb", BENCH_TBB, 0 },
     { "omp_cutoff", BENCH_OMP, 0 },    { "tbb_cutoff", BENCH_TBB, 0 },
@@ -84,6 +96,53 @@ static rec_result run_pair(uint64_t n)
     return r;
 }
 
+/* One thread of the "copies" rows: runs baseline runs, each checked. */
+struct copy_arg {
+    uint64_t n;
+    unsigned runs;
+    rec_result expect;
+    bool wrong;
+};
+
+static void *copy_thread(void *p)
+{
+    struct copy_arg *a = p;
+    for (unsigned i = 0; i < a->runs; i++) {
+        rec_result r = W->baseline(a->n);
+        if (r.value != a->expect.value || r.aux != a->expect.aux)
+            a->wrong = true;
+    }
+    return NULL;
+}
+
+/* The baseline on k threads at once (this one and k - 1 started here),
+ * runs times on each; false if a run's result was wrong. */
+static bool run_copies(uint64_t n, unsigned k, unsigned runs, rec_result expect)
+{
+    pthread_t *th = malloc(k * sizeof *th);
+    struct copy_arg *a = malloc(k * sizeof *a);
+    if (th == NULL || a == NULL)
+        bench_die("%s", "copies: out of memory");
+    for (unsigned i = 0; i < k; i++)
+        a[i] = (struct copy_arg){ n, runs, expect, false };
+    for (unsigned i = 1; i < k; i++) {
+        int rc = pthread_create(&th[i], NULL, copy_thread, &a[i]);
+        if (rc != 0)
+            bench_die("pthread_create failed: %s", strerror(rc));
+    }
+    copy_thread(&a[0]);
+    bool ok = !a[0].wrong;
+    for (unsigned i = 1; i < k; i++) {
+        int rc = pthread_join(th[i], NULL);
+        if (rc != 0)
+            bench_die("pthread_join failed: %s", strerror(rc));
+        ok = ok && !a[i].wrong;
+    }
+    free(a);
+    free(th);
+    return ok;
+}
+
 static rec_result run_once(const bench_config *c, uint64_t n)
 {
     switch (c->impl) {
@@ -113,6 +172,15 @@ static double sample(const bench_config *c, void *ctx)
     if (impls[c->impl].kind == BENCH_OMP)
         bench_omp_prepare(c->threads);
     double t0 = bench_now_ns();
+    if (c->impl == IMPL_COPIES) {
+        /* The batch on every thread, started once. */
+        if (!run_copies(n, c->threads, batch, expect)) {
+            fprintf(stderr, "%s: WRONG RESULT: impl=copies threads=%u n=%" PRIu64 "\n",
+                    bench_prog, c->threads, n);
+            abort();
+        }
+        return (bench_now_ns() - t0) / c->threads; /* per unit of all k copies */
+    }
     for (unsigned i = 0; i < batch; i++) {
         rec_result got = run_once(c, n);
         if (got.value != expect.value || got.aux != expect.aux) {
@@ -150,12 +218,13 @@ static double sample_settled(const bench_config *c, void *ctx)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: %s [-n N]... [-t THREADS]... [--baseline] [--pair] [--peers] [--cutoff]\n"
-            "       [--impl IMPL]... [--only IMPL] [--cutoff-at C] [--reps R]\n"
+            "usage: %s [-n N]... [-t THREADS]... [--baseline] [--pair] [--copies] [--peers]\n"
+            "       [--cutoff] [--impl IMPL]... [--only IMPL] [--cutoff-at C] [--reps R]\n"
             "       [--batch B] [--min-time S] [--peer-time S] [--peer-reps P]\n"
             "       [--warmup W] [--heartbeat US] [--csv FILE] [--raw FILE] [--quick]\n"
             "  %s\n"
-            "  IMPL is baseline, pair, clove, typed (a typed task, CLOVE_TASK: fib only),\n"
+            "  IMPL is baseline, pair, copies, clove, typed (a typed task, CLOVE_TASK:\n"
+            "  fib only),\n"
             "  omp, tbb, omp_cutoff or tbb_cutoff\n"
             "  -n N          size (repeatable; default %" PRIu64 ", --quick %" PRIu64
             ", %" PRIu64 "..%" PRIu64 ")\n"
@@ -164,6 +233,9 @@ static void usage(void)
             "  --pair        include the baseline run on two threads at once (row\n"
             "                pair; the thread start included): about 1.00x when\n"
             "                the second core is free and a run takes milliseconds\n"
+            "  --copies      include the baseline run on THREADS threads at once, for\n"
+            "                every -t (rows copies; the ns per unit of all the\n"
+            "                copies' work): a perfect parallel run on this machine\n"
             "  --peers       include OpenMP tasks and oneTBB, forking at every fork\n"
             "                point like clove (those not built are reported)\n"
             "  --cutoff      also the peers with a sequential cutoff (rows\n"
@@ -231,6 +303,8 @@ int rec_main(const rec_workload *w, int argc, char **argv)
             o.want[IMPL_BASELINE] = true;
         } else if (bench_is(&a, "--pair")) {
             o.want[IMPL_PAIR] = true;
+        } else if (bench_is(&a, "--copies")) {
+            o.want[IMPL_COPIES] = true;
         } else if (bench_is(&a, "--peers")) {
             o.want[IMPL_OMP] = o.want[IMPL_TBB] = true;
         } else if (bench_is(&a, "--cutoff")) {

@@ -20,7 +20,8 @@
 # claims, a runner still asks for one record after a long range. Machine
 # model: Spice's c4-standard-16 speed-ups within 15 %; its memory contention
 # applies to the tree sum, not to fib or uts-loop. kit_compare.py reads a
-# kit run's machine.txt and CSV. Lace's policy (--policy lace): the same
+# kit run's machine.txt and CSV, and the machine's ceiling from its copies
+# rows. Lace's policy (--policy lace): the same
 # invariants, and a balanced tree balances.
 # Usage: sim/check.sh [PYTHON]   (default python3). Exit 0 on success.
 set -eu
@@ -207,21 +208,46 @@ check(cs.workload_mem_demand(cs.make_work("uts:10")) == 0.0 and
 # measured 2-thread median of half the 1-thread one is 2.00x.
 import contextlib, io, os, tempfile
 import kit_compare
+
+def compare(folder, rows):
+    """Append rows to folder's fib.csv, run kit_compare on folder: (rc, output)."""
+    with open(os.path.join(folder, "fib.csv"), "a") as f:
+        f.write(rows)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = kit_compare.main([folder])
+    return rc, out.getvalue()
+
 with tempfile.TemporaryDirectory() as d:
     with open(os.path.join(d, "machine.txt"), "w") as f:
         f.write("cpus (nproc): 32\nlscpu:\nThread(s) per core:   2\nCore(s) per socket:   8\nSocket(s):   2\n")
-    with open(os.path.join(d, "fib.csv"), "w") as f:
-        f.write("workload,impl,threads,median,min,max,n,samples,heartbeat_us,unit\n"
-                "fib,baseline,1,0.4,0.4,0.4,22,5,0,ns_per_call\n"
-                "fib,clove,1,1.8,1.7,1.9,22,5,100,ns_per_call\n"
-                "fib,clove,2,0.9,0.85,0.95,22,5,100,ns_per_call\n")
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        rc = kit_compare.main([d])
-    text = out.getvalue()
+    rc, text = compare(d, "workload,impl,threads,median,min,max,n,samples,heartbeat_us,unit\n"
+                          "fib,baseline,1,0.4,0.4,0.4,22,5,0,ns_per_call\n"
+                          "fib,clove,1,1.8,1.7,1.9,22,5,100,ns_per_call\n"
+                          "fib,clove,2,0.9,0.85,0.95,22,5,100,ns_per_call\n")
     ok = (rc == 0 and "16 cores x 2 hyperthreads" in text and "fib 22" in text and
           "ns per call" in text and "  1     1.00x" in text and "  2     2.00x" in text)
-    check(ok, "kit_compare: a 2-socket machine.txt and fib.csv read back" + ("" if ok else "\n" + text))
+    check(ok and "ceiling" not in text,
+          "kit_compare: a 2-socket machine.txt and fib.csv read back" + ("" if ok else "\n" + text))
+    # copies rows (the baseline on k threads at once): the measured ceiling
+    # is copies at 1 over copies at k; the model's, for fib (no memory
+    # demand) on 16 cores x 2, is 16 at 16 threads and 16 + 0.68 x 16 at
+    # 32; a clove row without copies at its count gets dashes.
+    rc, text = compare(d, "fib,copies,1,0.42,0.4,0.5,22,5,0,ns_per_call\n"
+                          "fib,copies,16,0.03,0.03,0.03,22,5,0,ns_per_call\n"
+                          "fib,copies,32,0.021,0.02,0.03,22,5,0,ns_per_call\n"
+                          "fib,clove,16,0.15,0.14,0.16,22,5,100,ns_per_call\n"
+                          "fib,clove,32,0.12,0.11,0.13,22,5,100,ns_per_call\n")
+    rows = {ln.split()[0]: ln.split() for ln in text.splitlines() if ln[:9].strip().isdigit()}
+    # the columns split at blanks: threads, measured, range, predicted,
+    # error and its %, ceiling, model's, adj. error and its %
+    ok = (rc == 0 and rows.get("16", [])[6:8] == ["14.00x", "16.00x"] and
+          rows.get("32", [])[6:8] == ["20.00x", "26.88x"] and rows.get("2", [])[6:9] == ["-"] * 3)
+    if ok:  # adj. error: the prediction scaled by ceiling / model, against the measured
+        pred, meas = float(rows["16"][3][:-1]), float(rows["16"][1][:-1])
+        ok = abs(float(rows["16"][8]) - 100 * (pred * 14 / 16 - meas) / meas) < 0.2
+    check(ok, "kit_compare: copies rows give the measured and the model's ceiling" +
+          ("" if ok else "\n" + text))
 
 # --policy lace (sim/lacesim.py): work stealing, node by node. 1 worker is
 # the sequential sum; no speed-up exceeds the worker count and the busy

@@ -23,8 +23,15 @@ every thread count measured, and the prediction of clove as built
 
 Prints a table per workload: threads, measured (median, and the range
 from the slowest to the fastest sample against the 1-thread median),
-predicted, error of the prediction against the median. Python 3 stdlib
-only.
+predicted, error of the prediction against the median. Where the CSV has
+copies rows (the kit runs fib and uts-loop with `--copies`: the baseline
+on k threads at once), three more columns tell the machine model's error
+from the scheduler's: the machine's ceiling at k threads as measured
+(copies at 1 thread / copies at k: what k threads deliver with no
+scheduler), the
+model's ceiling (what machine_cost gives k busy threads), and the error of
+the prediction scaled by their ratio (the prediction on a machine model
+that delivers the measured ceiling). Python 3 stdlib only.
 """
 import argparse
 import csv
@@ -74,16 +81,27 @@ def read_machine(path):
 
 def read_clove(path):
     """{threads: (median, min, max)} of the clove rows, their size n and
-    unit."""
+    unit, and {threads: the machine's ceiling} from the copies rows of
+    that size: their median at 1 thread (else the baseline's) over theirs
+    at that count (empty without copies rows)."""
     rows, n, unit = {}, None, "ns per node"
+    base, copies = {}, {}
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
-            if r["impl"] != "clove":
-                continue
-            rows[int(r["threads"])] = (float(r["median"]), float(r["min"]), float(r["max"]))
-            n = int(float(r["n"]))
-            unit = r["unit"].replace("_", " ")
-    return rows, n, unit
+            size = int(float(r["n"]))
+            if r["impl"] == "baseline" and int(r["threads"]) == 1:
+                base[size] = float(r["median"])
+            elif r["impl"] == "copies" and float(r["median"]) > 0:
+                copies[(size, int(r["threads"]))] = float(r["median"])
+            elif r["impl"] == "clove":
+                rows[int(r["threads"])] = (float(r["median"]), float(r["min"]), float(r["max"]))
+                n = size
+                unit = r["unit"].replace("_", " ")
+    # Against copies at 1 thread where there is that row (the same code
+    # started the same way), else against the baseline.
+    one = copies.get((n, 1), base.get(n))
+    ceiling = {k: one / v for (size, k), v in copies.items() if size == n and one}
+    return rows, n, unit, ceiling
 
 
 def main(argv=None):
@@ -122,7 +140,7 @@ def main(argv=None):
         path = os.path.join(a.results, stem + ".csv")
         if not os.path.exists(path):
             continue
-        rows, n, unit = read_clove(path)
+        rows, n, unit, ceiling = read_clove(path)
         if 1 not in rows or len(rows) < 2:
             print(f"\n{stem}: no clove rows at 1 thread and more; skipped")
             continue
@@ -133,10 +151,15 @@ def main(argv=None):
         print(f"\n{stem} ({work.name}, clove 1 thread {c1:g} {unit}, memory demand "
               f"{cs.workload_mem_demand(work):g})")
         head = ("threads", "measured", "range", "predicted", "error")
+        fmt = "  %7s %9s %17s %9s %7s"
+        if ceiling:
+            head += ("ceiling", "model's", "adj. error")
+            fmt += " %8s %8s %10s"
         if a.markdown:
             print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
         else:
-            print("  %7s %9s %17s %9s %7s" % head)
+            print(fmt % head)
+        mem = cs.workload_mem_demand(work)
         for P in sorted(rows):
             med, lo, hi = rows[P]
             meas = t1 / med
@@ -144,10 +167,17 @@ def main(argv=None):
             err = 100 * (pred - meas) / meas
             cells = (str(P), f"{meas:.2f}x", f"{t1 / hi:.2f}-{t1 / lo:.2f}x", f"{pred:.2f}x",
                      f"{err:+.1f} %")
+            if ceiling:
+                cells += ("-", "-", "-")
+                if P in ceiling:
+                    model = P * c1 / cs.machine_cost(cs.MACHINES["kit"], c1, P, mem)
+                    adj = pred * ceiling[P] / model
+                    cells = cells[:5] + (f"{ceiling[P]:.2f}x", f"{model:.2f}x",
+                                         f"{100 * (adj - meas) / meas:+.1f} %")
             if a.markdown:
                 print("| " + " | ".join(cells) + " |")
             else:
-                print("  %7s %9s %17s %9s %7s" % cells)
+                print(fmt % cells)
     if not found:
         raise SystemExit(f"kit_compare: no clove rows of {', '.join(WORKLOADS)} in {a.results}")
     return 0

@@ -4,7 +4,8 @@
 # per workload in RESULTS/plots/, the median ns per node/call/element (log
 # scale) against threads (log scale), one line per implementation; the
 # sequential references (baseline, plain, qsort, rust_baseline) as flat
-# dashed lines, the hand split as its one point at 2 threads.
+# dashed lines, the hand split as its one point at 2 threads, the copies
+# rows (the machine's perfect parallel run) as a dashed line.
 # Usage: plot.sh RESULTS   (the folder run.sh wrote; plot.py does the same
 # with matplotlib)
 set -euo pipefail
@@ -49,6 +50,7 @@ for csv in "$res"/*.csv; do
       style["omp-dynamic"] = "lw 2 lc rgb \"#9467bd\" pt 5"
       style["omp-guided"] = "lw 2 lc rgb \"#8c564b\" pt 13"
       style["split"] = "lc rgb \"#7f7f7f\" pt 13 ps 1.5"
+      style["copies"] = "lw 2 dt 2 lc rgb \"#000000\" pt 2"
       cmd = "plot "
       for (pass = 0; pass < 2; pass++)
         for (k = 1; k <= ni; k++) {

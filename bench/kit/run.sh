@@ -130,12 +130,16 @@ plan() {
   P_CMD+=("$*")
 }
 # rec NAME STEM N N_PEERS [ARGS]: a recursive benchmark (fib, uts, nqueens):
-# baseline and clove at N; baseline, clove and each peer at N_PEERS.
+# baseline and clove at N; baseline, clove and each peer at N_PEERS. For
+# the workloads sim/kit_compare.py predicts (fib, uts_loop), also the
+# copies rows at N: the baseline on k threads at once, the machine's own
+# ceiling at every thread count k.
 rec() {
-  local name=$1 stem=$2 n=$3 np=$4 unit=ns_per_node
+  local name=$1 stem=$2 n=$3 np=$4 unit=ns_per_node copies=() per=1.0
   shift 4
   [ "$name" = fib ] && unit=ns_per_call
-  plan "$stem" all 2 1.0 $unit "$name" "$@" -n "$n" --baseline "${main[@]}"
+  case $stem in fib|uts_loop) copies=(--copies) per=2.5 ;; esac
+  plan "$stem" all 2 $per $unit "$name" "$@" -n "$n" --baseline "${copies[@]}" "${main[@]}"
   plan "${stem}_peers" all 1 0.4 $unit "$name" "$@" -n "$np" --baseline "${main[@]}"
   local p
   for p in omp omp_cutoff tbb tbb_cutoff; do
