@@ -12,6 +12,13 @@
  *             subtree on a new pthread, the right one on the calling thread,
  *             both sequential (the practical limit for 2 threads); the
  *             pthread_create/join is inside the timed region
+ *   parts     (--parts) the same for every -t count k: the tree cut by hand
+ *             into at least 8k subtrees, dealt in k contiguous groups of
+ *             equal count to k threads (this one and k - 1 pthreads
+ *             started in the timed region), each group summed
+ *             sequentially: a perfect static partition on this machine,
+ *             with its memory shared as a parallel run shares it; the
+ *             scaling kit's ceiling for the tree (sim/kit_compare.py)
  *   clove     fork at every node with two children with clove_fork_value /
  *             clove_join_value (tree_forms.c); one clove_pool_run over the
  *             whole tree per run, pools created once per thread count (not
@@ -38,7 +45,7 @@
  * threads and its heartbeat thread to fall asleep (isolated runs).
  *
  * Usage: tree_sum [-n NODES]... [-t THREADS]... [--baseline] [--split]
- *                 [--split-min NODES] [--forms] [--peers] [--impl IMPL]...
+ *                 [--parts] [--split-min NODES] [--forms] [--peers] [--impl IMPL]...
  *                 [--only IMPL] [--reps R] [--gap-ms G]
  *                 [--batch B] [--min-time S] [--peer-time S] [--peer-reps P]
  *                 [--warmup W] [--heartbeat US] [--csv FILE] [--raw FILE]
@@ -52,6 +59,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +107,76 @@ __attribute__((noinline)) static int64_t run_split(const node *root)
 }
 
 /* ------------------------------------------------------------------------ */
+/* The tree cut by hand into parts for k pthreads                           */
+/* ------------------------------------------------------------------------ */
+
+/* Subtrees per thread, at least: equal counts of nearly equal subtrees
+ * (tree_build halves ranges) make the groups equal within 1/8. */
+#define PARTS_PER_THREAD 8u
+
+struct parts_arg {
+    const node *const *roots; /* a group of subtrees */
+    size_t n;
+    int64_t result;
+};
+
+static void *parts_thread(void *p)
+{
+    struct parts_arg *a = p;
+    int64_t s = 0;
+    for (size_t i = 0; i < a->n; i++)
+        s += tree_sum_seq(a->roots[i]);
+    a->result = s;
+    return NULL;
+}
+
+/* The subtrees at depth d below n go to out[*m...]; returns the sum of the
+ * nodes above that depth. */
+static int64_t parts_collect(const node *n, unsigned d, const node **out, size_t *m)
+{
+    if (n == NULL)
+        return 0;
+    if (d == 0) {
+        out[(*m)++] = n;
+        return 0;
+    }
+    return n->value + parts_collect(n->left, d - 1, out, m) + parts_collect(n->right, d - 1, out, m);
+}
+
+__attribute__((noinline)) static int64_t run_parts(const node *root, unsigned k)
+{
+    unsigned d = 0;
+    while ((size_t)1 << d < (size_t)PARTS_PER_THREAD * k)
+        d++;
+    const node **roots = malloc(((size_t)1 << d) * sizeof *roots);
+    struct parts_arg *a = calloc(k, sizeof *a);
+    pthread_t *th = malloc(k * sizeof *th);
+    if (roots == NULL || a == NULL || th == NULL)
+        bench_die("%s", "parts: out of memory");
+    size_t m = 0;
+    int64_t s = parts_collect(root, d, roots, &m);
+    for (unsigned i = 0; i < k; i++)
+        a[i] = (struct parts_arg){ roots + m * i / k, m * (i + 1) / k - m * i / k, 0 };
+    for (unsigned i = 1; i < k; i++) {
+        int rc = pthread_create(&th[i], NULL, parts_thread, &a[i]);
+        if (rc != 0)
+            bench_die("pthread_create failed: %s", strerror(rc));
+    }
+    parts_thread(&a[0]);
+    s += a[0].result;
+    for (unsigned i = 1; i < k; i++) {
+        int rc = pthread_join(th[i], NULL);
+        if (rc != 0)
+            bench_die("pthread_join failed: %s", strerror(rc));
+        s += a[i].result;
+    }
+    free(th);
+    free(a);
+    free(roots);
+    return s;
+}
+
+/* ------------------------------------------------------------------------ */
 /* clove                                                                    */
 /* ------------------------------------------------------------------------ */
 
@@ -117,13 +195,14 @@ __attribute__((noinline)) static int64_t run_clove(clove_pool *pool, clove_fn *j
 /* ------------------------------------------------------------------------ */
 
 enum impl {
-    IMPL_BASELINE, IMPL_SPLIT,
+    IMPL_BASELINE, IMPL_SPLIT, IMPL_PARTS,
     IMPL_CLOVE, IMPL_ARGS, IMPL_ARGS_IN, IMPL_JOIN2, IMPL_CURRENT, IMPL_TYPED, IMPL_CLOVE_DBG,
     IMPL_ARGS_DBG, IMPL_JOIN2_DBG, IMPL_TYPED_DBG,
     IMPL_OMP, IMPL_TBB, NIMPL
 };
 static const bench_impl impls[NIMPL] = {
     { "baseline", BENCH_BASELINE, 1 }, { "split", BENCH_OTHER, 2 },
+    { "parts", BENCH_OTHER, 0 },
     { "clove", BENCH_CLOVE, 0 },       { "args", BENCH_CLOVE, 0 },
     { "args-in", BENCH_CLOVE, 0 },     { "join2", BENCH_CLOVE, 0 },
     { "current", BENCH_CLOVE, 0 },     { "typed", BENCH_CLOVE, 0 },
@@ -154,6 +233,7 @@ static int64_t run_once(const bench_config *c, const node *root)
     switch (c->impl) {
     case IMPL_BASELINE: return run_baseline(root);
     case IMPL_SPLIT: return run_split(root);
+    case IMPL_PARTS: return run_parts(root, c->threads);
     case IMPL_CLOVE: case IMPL_ARGS: case IMPL_ARGS_IN: case IMPL_JOIN2:
     case IMPL_CURRENT: case IMPL_TYPED:
     case IMPL_CLOVE_DBG: case IMPL_ARGS_DBG: case IMPL_JOIN2_DBG: case IMPL_TYPED_DBG:
@@ -205,12 +285,12 @@ static double sample(const bench_config *c, void *ctx)
 static void usage(void)
 {
     fputs("usage: tree_sum [-n NODES]... [-t THREADS]... [--baseline] [--split]\n"
-          "                [--split-min NODES] [--forms] [--peers] [--impl IMPL]...\n"
+          "                [--parts] [--split-min NODES] [--forms] [--peers] [--impl IMPL]...\n"
           "                [--only IMPL] [--reps R] [--gap-ms G]\n"
           "                [--batch B] [--min-time SECONDS] [--peer-time SECONDS]\n"
           "                [--peer-reps P] [--warmup W] [--heartbeat US]\n"
           "                [--csv FILE] [--raw FILE] [--quick]\n"
-          "  IMPL is baseline, split, clove (clove_fork_value), args (clove_fork\n"
+          "  IMPL is baseline, split, parts, clove (clove_fork_value), args (clove_fork\n"
           "  with an argument block), args-in (the fallback call inside the\n"
           "  block), join2 (clove_join2), current (the value form, its task from\n"
           "  clove_current() at every level), typed (CLOVE_TASK), clove-dbg,\n"
@@ -220,9 +300,12 @@ static void usage(void)
           "  -t THREADS    clove / peer thread count (repeatable; default 1 and 2)\n"
           "  --baseline    include the sequential baseline\n"
           "  --split       include the root split by hand onto two pthreads\n"
-          "  --split-min NODES  but not for trees smaller than this (there it\n"
-          "                times pthread_create, ~50 us, and disturbs the\n"
-          "                samples after it)\n"
+          "  --parts       include the tree cut by hand into parts for THREADS\n"
+          "                pthreads, for every -t (rows parts): a perfect static\n"
+          "                partition on this machine\n"
+          "  --split-min NODES  but neither split nor parts for trees smaller\n"
+          "                than this (there they time pthread_create, ~50 us,\n"
+          "                and disturb the samples after them)\n"
           "  --forms       include args, args-in, join2, current, typed and the\n"
           "                -dbg forms\n"
           "  --peers       include every peer runtime this binary was built with\n"
@@ -272,6 +355,8 @@ int main(int argc, char **argv)
             o.want[IMPL_BASELINE] = true;
         } else if (bench_is(&a, "--split")) {
             o.want[IMPL_SPLIT] = true;
+        } else if (bench_is(&a, "--parts")) {
+            o.want[IMPL_PARTS] = true;
         } else if (bench_is(&a, "--gap-ms")) {
             gap_ms = bench_parse_ul("--gap-ms", bench_value(&a), 10000);
         } else if (bench_is(&a, "--split-min")) {
@@ -298,6 +383,11 @@ int main(int argc, char **argv)
     bench_omp_setup(s, false);
     bench_tbb_setup(s, 0);
 
+    bench_config *moved = malloc(ncfg * sizeof *moved);
+    size_t *perm = malloc(ncfg * sizeof *perm);
+    if (moved == NULL || perm == NULL)
+        bench_die("%s", "out of memory");
+
     FILE *csv = bench_csv_open(o.csv_path, BENCH_CSV_HEADER);
     FILE *raw = bench_csv_open(o.raw_path, BENCH_RAW_HEADER);
 
@@ -309,20 +399,22 @@ int main(int argc, char **argv)
 
     for (size_t si = 0; si < nsizes; si++) {
         const int64_t n = (int64_t)sizes[si];
-        /* The split below --split-min nodes is left out: it would time
-         * pthread_create, and its thread's start and exit disturb the
-         * samples after it. It goes last, outside the first nc. */
-        size_t nc = ncfg, split_at = ncfg;
-        for (size_t k = 0; k < ncfg; k++)
-            if (cfg[k].impl == IMPL_SPLIT && (unsigned long)n < split_min)
-                split_at = k;
-        if (split_at < ncfg) {
-            bench_config tmp = cfg[split_at];
-            memmove(&cfg[split_at], &cfg[split_at + 1],
-                    (ncfg - split_at - 1) * sizeof cfg[0]);
-            cfg[ncfg - 1] = tmp;
-            nc--;
-        }
+        /* Split and parts below --split-min nodes are left out: they
+         * would time pthread_create, and their threads' start and exit
+         * disturb the samples after them. They go last, outside the first
+         * nc, in their order (perm: where each came from). */
+        size_t nc = 0, m = 0;
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t k = 0; k < ncfg; k++) {
+                bool out = (cfg[k].impl == IMPL_SPLIT || cfg[k].impl == IMPL_PARTS) &&
+                           (unsigned long)n < split_min;
+                if (out != (pass == 1))
+                    continue;
+                nc += pass == 0;
+                perm[m] = k;
+                moved[m++] = cfg[k];
+            }
+        memcpy(cfg, moved, ncfg * sizeof cfg[0]);
         double tb0 = bench_now_ns();
         node *root = tree_build(1, n);
         double tb = bench_now_ns() - tb0;
@@ -347,14 +439,14 @@ int main(int argc, char **argv)
         bench_report(s, nc, 9, csv, "tree_sum", (uint64_t)n, o.heartbeat);
         fflush(stdout);
         tree_destroy(root);
-        if (split_at < ncfg) { /* back in its place for the next size */
-            bench_config tmp = cfg[ncfg - 1];
-            memmove(&cfg[split_at + 1], &cfg[split_at],
-                    (ncfg - split_at - 1) * sizeof cfg[0]);
-            cfg[split_at] = tmp;
-        }
+        /* Back in their places for the next size. */
+        memcpy(moved, cfg, ncfg * sizeof cfg[0]);
+        for (size_t k = 0; k < ncfg; k++)
+            cfg[perm[k]] = moved[k];
     }
 
+    free(perm);
+    free(moved);
     bench_teardown(s);
     bench_csv_close(raw, o.raw_path);
     bench_csv_close(csv, o.csv_path);

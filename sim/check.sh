@@ -248,6 +248,18 @@ with tempfile.TemporaryDirectory() as d:
         ok = abs(float(rows["16"][8]) - 100 * (pred * 14 / 16 - meas) / meas) < 0.2
     check(ok, "kit_compare: copies rows give the measured and the model's ceiling" +
           ("" if ok else "\n" + text))
+    # the large tree's parts rows are read as its ceiling the same way
+    with open(os.path.join(d, "tree_sum_large.csv"), "w") as f:
+        f.write("workload,impl,threads,median,min,max,n,samples,heartbeat_us,unit\n"
+                "tree_sum,baseline,1,3.0,3.0,3.0,100000,5,0,ns_per_node\n"
+                "tree_sum,parts,1,3.0,3.0,3.0,100000,5,0,ns_per_node\n"
+                "tree_sum,parts,2,1.6,1.6,1.6,100000,5,0,ns_per_node\n"
+                "tree_sum,clove,1,3.3,3.3,3.3,100000,5,100,ns_per_node\n"
+                "tree_sum,clove,2,1.8,1.8,1.8,100000,5,100,ns_per_node\n")
+    rc, text = compare(d, "")
+    tree = text[text.index("tree_sum_large"):text.index("fib (")] if "tree_sum_large" in text else ""
+    ok = rc == 0 and "    1.88x" in tree and "ceiling" in tree
+    check(ok, "kit_compare: the tree's parts rows give its ceiling" + ("" if ok else "\n" + text))
 
 # --policy lace (sim/lacesim.py): work stealing, node by node. 1 worker is
 # the sequential sum; no speed-up exceeds the worker count and the busy

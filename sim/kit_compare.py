@@ -25,7 +25,8 @@ Prints a table per workload: threads, measured (median, and the range
 from the slowest to the fastest sample against the 1-thread median),
 predicted, error of the prediction against the median. Where the CSV has
 copies rows (the kit runs fib and uts-loop with `--copies`: the baseline
-on k threads at once), three more columns tell the machine model's error
+on k threads at once) or parts rows (the large tree with `--parts`: the
+tree cut by hand for k threads), three more columns tell the machine model's error
 from the scheduler's: the machine's ceiling at k threads as measured
 (copies at 1 thread / copies at k: what k threads deliver with no
 scheduler), the
@@ -81,9 +82,9 @@ def read_machine(path):
 
 def read_clove(path):
     """{threads: (median, min, max)} of the clove rows, their size n and
-    unit, and {threads: the machine's ceiling} from the copies rows of
-    that size: their median at 1 thread (else the baseline's) over theirs
-    at that count (empty without copies rows)."""
+    unit, and {threads: the machine's ceiling} from the copies (or the
+    tree's parts) rows of that size: their median at 1 thread (else the
+    baseline's) over theirs at that count (empty without such rows)."""
     rows, n, unit = {}, None, "ns per node"
     base, copies = {}, {}
     with open(path, newline="") as f:
@@ -91,7 +92,7 @@ def read_clove(path):
             size = int(float(r["n"]))
             if r["impl"] == "baseline" and int(r["threads"]) == 1:
                 base[size] = float(r["median"])
-            elif r["impl"] == "copies" and float(r["median"]) > 0:
+            elif r["impl"] in ("copies", "parts") and float(r["median"]) > 0:
                 copies[(size, int(r["threads"]))] = float(r["median"])
             elif r["impl"] == "clove":
                 rows[int(r["threads"])] = (float(r["median"]), float(r["min"]), float(r["max"]))

@@ -4,8 +4,8 @@
 RESULTS/plots/, the median ns per node/call/element (log scale) against
 threads (log scale), one line per implementation; the sequential references
 (baseline, plain, qsort, rust_baseline) as flat dashed lines, the hand split
-as its one point at 2 threads, the copies rows (the machine's perfect
-parallel run) as a dashed line. The same plots as plot.sh (gnuplot).
+as its one point at 2 threads, the copies and parts rows (the machine's
+perfect parallel run) as a dashed line. The same plots as plot.sh (gnuplot).
 
 Usage: plot.py RESULTS   (the folder run.sh wrote)
 """
@@ -31,6 +31,7 @@ STYLES = {
     "omp-dynamic": dict(color="#9467bd", lw=2, marker="<"),
     "omp-guided": dict(color="#8c564b", lw=2, marker=">"),
     "copies": dict(color="black", lw=1.5, ls="--", marker="x"),
+    "parts": dict(color="black", lw=1.5, ls="--", marker="x"),
 }
 
 

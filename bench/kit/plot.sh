@@ -5,7 +5,7 @@
 # scale) against threads (log scale), one line per implementation; the
 # sequential references (baseline, plain, qsort, rust_baseline) as flat
 # dashed lines, the hand split as its one point at 2 threads, the copies
-# rows (the machine's perfect parallel run) as a dashed line.
+# and parts rows (the machine's perfect parallel run) as a dashed line.
 # Usage: plot.sh RESULTS   (the folder run.sh wrote; plot.py does the same
 # with matplotlib)
 set -euo pipefail
@@ -51,6 +51,7 @@ for csv in "$res"/*.csv; do
       style["omp-guided"] = "lw 2 lc rgb \"#8c564b\" pt 13"
       style["split"] = "lc rgb \"#7f7f7f\" pt 13 ps 1.5"
       style["copies"] = "lw 2 dt 2 lc rgb \"#000000\" pt 2"
+      style["parts"] = style["copies"]
       cmd = "plot "
       for (pass = 0; pass < 2; pass++)
         for (k = 1; k <= ni; k++) {

@@ -148,7 +148,7 @@ rec() {
   done
 }
 
-plan tree_sum_large all 15 1 ns_per_node tree_sum -n "$tree_big" --baseline --split "${tree_args[@]}"
+plan tree_sum_large all 15 1.5 ns_per_node tree_sum -n "$tree_big" --baseline --split --parts "${tree_args[@]}"
 plan tree_sum_small all 1 0.4 ns_per_node tree_sum -n 1000 --baseline "${main[@]}"
 for p in omp tbb; do
   has_peer $p || continue
