@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # check.sh - verify model/clove.pml and model/claims.pml with spin (see
 # model/README.md).
@@ -10,6 +10,11 @@
 #                            up to 15 GB each, except term2, which needs
 #                            more than 23 GB (see README.md, Results)
 #   model/check.sh --quick   the same without the two extra runs
+#
+# The searches run side by side, as many at once as CLOVE_MODEL_JOBS says
+# (default: the CPUs, at most 4 and at most one per 3 GB of available
+# memory; --full: 1, its runs need up to 15 GB each); their lines come out
+# in the order below.
 #
 # Exits non-zero if the real model reports an error or an incomplete
 # search, or if a bug variant is NOT caught. Every search is exhaustive
@@ -32,8 +37,24 @@ command -v gcc >/dev/null 2>&1 || { echo "gcc not found" >&2; exit 2; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM
-failures=0
+trap 'kill $(jobs -p) 2>/dev/null; exit 130' INT TERM
+if [ -n "${CLOVE_MODEL_JOBS:-}" ]; then
+    jobs_max=$CLOVE_MODEL_JOBS
+elif [ $level = full ]; then
+    jobs_max=1
+else
+    jobs_max=$(nproc 2>/dev/null || echo 1)
+    [ "$jobs_max" -le 4 ] || jobs_max=4
+    mem_kb=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo 2>/dev/null)
+    if [ -n "$mem_kb" ] && [ $((mem_kb / 3145728)) -lt "$jobs_max" ]; then
+        jobs_max=$((mem_kb / 3145728))
+    fi
+    [ "$jobs_max" -ge 1 ] || jobs_max=1
+fi
+case $jobs_max in ''|*[!0-9]*|0) echo "check.sh: CLOVE_MODEL_JOBS must be a positive number" >&2; exit 2 ;; esac
+seq=0      # lines queued: $work/line.N, written when its search is done
+printed=0  # lines printed, in order
+running=0  # searches running
 DEPTH=100000     # pan -m: far above the deepest path (~300 steps)
 HASH=26          # pan -w: 2^26 slots
 
@@ -45,7 +66,7 @@ HASH=26          # pan -w: 2^26 slots
 #           ltl     LTL lostkick, weak fairness           (pan -a -f)
 #           leaf    LTL leaf with LONGLEAF, weak fairness (pan -a -f)
 #   (npf, ltl and leaf use FAIRLOCK: see clove.pml, HB)
-verify() {
+verify_one() {
     name=$1 expect=$2 mode=$3 defs=$4 pattern=${5:-}
     dir="$work/$name"
     mkdir -p "$dir" && cp "$model" "$dir/" || exit 2
@@ -69,7 +90,7 @@ verify() {
     out="$dir/pan.out"
     if [ ! -s "$out" ]; then
         echo "FAIL  $name: spin/gcc/pan did not run (rc=$rc)"; cat "$dir"/*.out 2>/dev/null | tail -5
-        failures=$((failures + 1)); return
+        return
     fi
     errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$out" | tail -1)
     stored=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$out" | tail -1)
@@ -83,19 +104,46 @@ verify() {
         else
             echo "FAIL  $name: expected to pass ($summary) ${what}"
             grep -E 'too small|not completed|memory' "$out"
-            failures=$((failures + 1))
         fi
     else
         if [ -n "$errors" ] && [ "$errors" != 0 ] && grep -q -E "$pattern" "$out"; then
             echo "ok    $name: caught: $what ($summary)"
         else
             echo "FAIL  $name: bug NOT caught (wanted /$pattern/; $summary) ${what}"
-            failures=$((failures + 1))
         fi
     fi
 }
 
-echo "== real model, 2 tasks (external thread + 1 worker) + heartbeat thread"
+# Print the lines that are done, in order.
+flush() {
+    while [ -f "$work/line.$((printed + 1))" ]; do
+        printed=$((printed + 1))
+        cat "$work/line.$printed"
+    done
+}
+
+# A line of its own (a heading), in order with the searches' lines.
+say() {
+    seq=$((seq + 1))
+    echo "$*" >"$work/line.$seq"
+    flush
+}
+
+# verify NAME EXPECT MODE "SPIN DEFINES" [FAIL-PATTERN]: verify_one in the
+# background, its lines into $work/line.N once it is done; at most
+# jobs_max at once.
+verify() {
+    seq=$((seq + 1))
+    (verify_one "$@" >"$work/part.$seq" 2>&1; mv "$work/part.$seq" "$work/line.$seq") &
+    running=$((running + 1))
+    if [ $running -ge "$jobs_max" ]; then
+        wait -n
+        running=$((running - 1))
+    fi
+    flush
+}
+
+say "== real model, 2 tasks (external thread + 1 worker) + heartbeat thread"
 verify safe1            pass safety "-DNW=1"
 verify safe1-spurious   pass safety "-DNW=1 -DSPURIOUS"
 verify term1            pass npf    "-DNW=1"
@@ -111,7 +159,7 @@ verify fan1-spurious    pass safety "-DNW=1 -DFAN -DSPURIOUS"
 verify fanterm1         pass npf    "-DNW=1 -DFAN"
 verify fanlostkick1     pass ltl    "-DNW=1 -DFAN"
 
-echo "== bug variants (2 tasks), each must be caught"
+say "== bug variants (2 tasks), each must be caught"
 verify bug-reclaim      fail safety "-DNW=1 -DBUG_RECLAIM_KEEPS_SLOT" 'assertion violated'
 verify bug-wokendone    fail safety "-DNW=1 -DBUG_WOKEN_MEANS_DONE" 'assertion violated \(\(fst\[f\]==4\)&&jdone\[f\]\)'
 verify bug-wakeorder    fail safety "-DNW=1 -DBUG_WAKE_BEFORE_STATE" 'invalid end state'
@@ -137,7 +185,7 @@ verify bug-abandonnowait fail safety "-DNW=1 -DABANDON -DBUG_ABANDON_NO_WAIT" 'a
 verify bug-batchnoshrink fail safety "-DNW=1 -DFAN -DBUG_BATCH_NO_SHRINK" 'assertion violated \(cnt\[f\]==1\)'
 verify bug-batchearlydone fail safety "-DNW=1 -DFAN -DBUG_BATCH_EARLY_DONE" 'assertion violated'
 
-echo "== claims on shared records (claims.pml: owner + 2 workers + heartbeat thread, 2 records, 2 rounds)"
+say "== claims on shared records (claims.pml: owner + 2 workers + heartbeat thread, 2 records, 2 rounds)"
 model="$here/claims.pml"
 verify claims           pass safety ""
 verify claims-3rec1     pass safety "-DNREC=3 -DNWORK=1"
@@ -179,13 +227,13 @@ fi
 model="$here/clove.pml"
 
 if [ $level != quick ]; then
-    echo "== the spec's handler (step 1 load+store, no re-arm; with the empty-list guard): safe, not live"
+    say "== the spec's handler (step 1 load+store, no re-arm; with the empty-list guard): safe, not live"
     verify spec-safe     pass safety "-DNW=1 -DBUG_LOAD_STORE_CLEAR -DBUG_NO_HANDLER_REARM"
     verify spec-leaf     fail leaf   "-DNW=1 -DBUG_LOAD_STORE_CLEAR -DBUG_NO_HANDLER_REARM" 'acceptance cycle'
 fi
 
 if [ $level = full ]; then
-    echo "== real model, 3 tasks (external thread + 2 workers) + heartbeat thread"
+    say "== real model, 3 tasks (external thread + 2 workers) + heartbeat thread"
     verify safe2        pass safety "-DNW=2"
     verify leaf2        pass leaf   "-DNW=2"
     verify lostkick2    pass ltl    "-DNW=2 -DLONGWORK"
@@ -195,7 +243,10 @@ if [ $level = full ]; then
     verify fan2         pass safety "-DNW=2 -DFAN"
 fi
 
-if [ $failures -ne 0 ]; then
+wait
+flush
+failures=$(cat "$work"/line.* | grep -c '^FAIL')
+if [ "$failures" -ne 0 ]; then
     echo "check.sh: $failures check(s) FAILED"
     exit 1
 fi
