@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -29,6 +30,25 @@ _Noreturn void bench_die(const char *fmt, const char *arg)
     fprintf(stderr, fmt, arg);
     fputc('\n', stderr);
     exit(2);
+}
+
+void bench_on_threads(unsigned k, void *(*fn)(void *), void *args, size_t size)
+{
+    pthread_t *th = malloc(k * sizeof *th);
+    if (th == NULL)
+        bench_die("%s", "out of memory");
+    for (unsigned i = 1; i < k; i++) {
+        int rc = pthread_create(&th[i], NULL, fn, (char *)args + i * size);
+        if (rc != 0)
+            bench_die("pthread_create failed: %s", strerror(rc));
+    }
+    fn(args);
+    for (unsigned i = 1; i < k; i++) {
+        int rc = pthread_join(th[i], NULL);
+        if (rc != 0)
+            bench_die("pthread_join failed: %s", strerror(rc));
+    }
+    free(th);
 }
 
 unsigned long bench_parse_ul(const char *opt, const char *s, unsigned long max)

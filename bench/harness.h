@@ -54,6 +54,12 @@ unsigned long bench_parse_ul(const char *opt, const char *s, unsigned long max);
 /* Seconds >= 0, else bench_die("bad value for OPT"). */
 double bench_parse_seconds(const char *opt, const char *s);
 
+/* fn(args + i * size) for every i < k at once: i = 0 on the calling
+ * thread, the others on k - 1 pthreads started here and joined before it
+ * returns (the hand-made controls: pair, copies, parts); bench_die if a
+ * thread cannot be started. */
+void bench_on_threads(unsigned k, void *(*fn)(void *), void *args, size_t size);
+
 /* ------------------------------------------------------------------------ */
 /* Implementations                                                          */
 /* ------------------------------------------------------------------------ */

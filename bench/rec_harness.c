@@ -19,8 +19,9 @@
  * machine would take, with no scheduler at all: the baseline's time over
  * k where k cores run as fast as one, more where hyperthreads share a
  * core, the clock drops with every core busy, or caches and memory are
- * shared. baseline / copies is the machine's ceiling for a speed-up at
- * k threads (sim/kit_compare.py reads it so).
+ * shared. Copies at 1 thread (or the baseline) over copies at k is the
+ * machine's ceiling for a speed-up at k threads (sim/kit_compare.py reads
+ * it so).
  *
  * Per size: the sequential kernel runs once, untimed, for the expected
  * result and the number of work units (calls, nodes); then every
@@ -36,7 +37,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,38 +65,8 @@ struct work {
     unsigned batch;
 };
 
-struct pair_arg {
-    uint64_t n;
-    rec_result r;
-};
-
-static void *pair_thread(void *p)
-{
-    struct pair_arg *a = p;
-    a->r = W->baseline(a->n);
-    return NULL;
-}
-
-/* The baseline on this thread and on a second one at once (the "pair"
- * control); returns this thread's result, or an impossible one if the
- * two differ. */
-static rec_result run_pair(uint64_t n)
-{
-    struct pair_arg other = { n, { 0, 0 } };
-    pthread_t th;
-    int rc = pthread_create(&th, NULL, pair_thread, &other);
-    if (rc != 0)
-        bench_die("pthread_create failed: %s", strerror(rc));
-    rec_result r = W->baseline(n);
-    rc = pthread_join(th, NULL);
-    if (rc != 0)
-        bench_die("pthread_join failed: %s", strerror(rc));
-    if (r.value != other.r.value || r.aux != other.r.aux)
-        return (rec_result){ UINT64_MAX, UINT64_MAX };
-    return r;
-}
-
-/* One thread of the "copies" rows: runs baseline runs, each checked. */
+/* One thread of the "pair" and "copies" rows: runs baseline runs, each
+ * checked. */
 struct copy_arg {
     uint64_t n;
     unsigned runs;
@@ -115,31 +85,20 @@ static void *copy_thread(void *p)
     return NULL;
 }
 
-/* The baseline on k threads at once (this one and k - 1 started here),
- * runs times on each; false if a run's result was wrong. */
+/* The baseline on k threads at once, runs times on each; false if a
+ * run's result was wrong. */
 static bool run_copies(uint64_t n, unsigned k, unsigned runs, rec_result expect)
 {
-    pthread_t *th = malloc(k * sizeof *th);
     struct copy_arg *a = malloc(k * sizeof *a);
-    if (th == NULL || a == NULL)
+    if (a == NULL)
         bench_die("%s", "copies: out of memory");
     for (unsigned i = 0; i < k; i++)
         a[i] = (struct copy_arg){ n, runs, expect, false };
-    for (unsigned i = 1; i < k; i++) {
-        int rc = pthread_create(&th[i], NULL, copy_thread, &a[i]);
-        if (rc != 0)
-            bench_die("pthread_create failed: %s", strerror(rc));
-    }
-    copy_thread(&a[0]);
-    bool ok = !a[0].wrong;
-    for (unsigned i = 1; i < k; i++) {
-        int rc = pthread_join(th[i], NULL);
-        if (rc != 0)
-            bench_die("pthread_join failed: %s", strerror(rc));
+    bench_on_threads(k, copy_thread, a, sizeof *a);
+    bool ok = true;
+    for (unsigned i = 0; i < k; i++)
         ok = ok && !a[i].wrong;
-    }
     free(a);
-    free(th);
     return ok;
 }
 
@@ -147,7 +106,6 @@ static rec_result run_once(const bench_config *c, uint64_t n)
 {
     switch (c->impl) {
     case IMPL_BASELINE: return W->baseline(n);
-    case IMPL_PAIR: return run_pair(n);
     case IMPL_CLOVE: return W->clove(c->pool, n);
     case IMPL_TYPED: return W->clove_typed(c->pool, n);
 #ifdef CLOVE_BENCH_OPENMP
@@ -172,14 +130,16 @@ static double sample(const bench_config *c, void *ctx)
     if (impls[c->impl].kind == BENCH_OMP)
         bench_omp_prepare(c->threads);
     double t0 = bench_now_ns();
-    if (c->impl == IMPL_COPIES) {
-        /* The batch on every thread, started once. */
+    if (c->impl == IMPL_PAIR || c->impl == IMPL_COPIES) {
+        /* The batch on every thread, started once. pair: per unit of one
+         * copy (the time of each); copies: per unit of all k copies. */
         if (!run_copies(n, c->threads, batch, expect)) {
-            fprintf(stderr, "%s: WRONG RESULT: impl=copies threads=%u n=%" PRIu64 "\n",
-                    bench_prog, c->threads, n);
+            fprintf(stderr, "%s: WRONG RESULT: impl=%s threads=%u n=%" PRIu64 "\n",
+                    bench_prog, impls[c->impl].name, c->threads, n);
             abort();
         }
-        return (bench_now_ns() - t0) / c->threads; /* per unit of all k copies */
+        double ns = bench_now_ns() - t0;
+        return c->impl == IMPL_COPIES ? ns / c->threads : ns;
     }
     for (unsigned i = 0; i < batch; i++) {
         rec_result got = run_once(c, n);

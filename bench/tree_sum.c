@@ -58,7 +58,6 @@
 #include "harness.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,16 +93,9 @@ static void *split_thread(void *p)
 
 __attribute__((noinline)) static int64_t run_split(const node *root)
 {
-    struct split_arg left = { root->left, 0 };
-    pthread_t th;
-    int rc = pthread_create(&th, NULL, split_thread, &left);
-    if (rc != 0)
-        bench_die("pthread_create failed: %s", strerror(rc));
-    int64_t s = root->value + (root->right ? tree_sum_seq(root->right) : 0);
-    rc = pthread_join(th, NULL);
-    if (rc != 0)
-        bench_die("pthread_join failed: %s", strerror(rc));
-    return s + left.result;
+    struct split_arg a[2] = { { root->right, 0 }, { root->left, 0 } }; /* [1]: the new thread's */
+    bench_on_threads(2, split_thread, a, sizeof a[0]);
+    return root->value + a[0].result + a[1].result;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -149,28 +141,16 @@ __attribute__((noinline)) static int64_t run_parts(const node *root, unsigned k)
     while ((size_t)1 << d < (size_t)PARTS_PER_THREAD * k)
         d++;
     const node **roots = malloc(((size_t)1 << d) * sizeof *roots);
-    struct parts_arg *a = calloc(k, sizeof *a);
-    pthread_t *th = malloc(k * sizeof *th);
-    if (roots == NULL || a == NULL || th == NULL)
+    struct parts_arg *a = malloc(k * sizeof *a);
+    if (roots == NULL || a == NULL)
         bench_die("%s", "parts: out of memory");
     size_t m = 0;
     int64_t s = parts_collect(root, d, roots, &m);
     for (unsigned i = 0; i < k; i++)
         a[i] = (struct parts_arg){ roots + m * i / k, m * (i + 1) / k - m * i / k, 0 };
-    for (unsigned i = 1; i < k; i++) {
-        int rc = pthread_create(&th[i], NULL, parts_thread, &a[i]);
-        if (rc != 0)
-            bench_die("pthread_create failed: %s", strerror(rc));
-    }
-    parts_thread(&a[0]);
-    s += a[0].result;
-    for (unsigned i = 1; i < k; i++) {
-        int rc = pthread_join(th[i], NULL);
-        if (rc != 0)
-            bench_die("pthread_join failed: %s", strerror(rc));
+    bench_on_threads(k, parts_thread, a, sizeof *a);
+    for (unsigned i = 0; i < k; i++)
         s += a[i].result;
-    }
-    free(th);
     free(a);
     free(roots);
     return s;

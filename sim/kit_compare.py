@@ -26,13 +26,13 @@ from the slowest to the fastest sample against the 1-thread median),
 predicted, error of the prediction against the median. Where the CSV has
 copies rows (the kit runs fib and uts-loop with `--copies`: the baseline
 on k threads at once) or parts rows (the large tree with `--parts`: the
-tree cut by hand for k threads), three more columns tell the machine model's error
-from the scheduler's: the machine's ceiling at k threads as measured
-(copies at 1 thread / copies at k: what k threads deliver with no
-scheduler), the
-model's ceiling (what machine_cost gives k busy threads), and the error of
-the prediction scaled by their ratio (the prediction on a machine model
-that delivers the measured ceiling). Python 3 stdlib only.
+tree cut by hand for k threads), three more columns tell the machine
+model's error from the scheduler's: the machine's ceiling at k threads as
+measured (such a row at 1 thread over the same at k: what k threads
+deliver with no scheduler), the model's ceiling (what machine_cost gives k
+busy threads), and the error of the prediction scaled by their ratio (the
+prediction on a machine model that delivers the measured ceiling). Python
+3 stdlib only.
 """
 import argparse
 import csv
